@@ -1,0 +1,79 @@
+// `h3parity generate`: one seed of a contract with one impl spec; resumable.
+#include <cstdio>
+
+#include "app/cli/candidate.h"
+#include "app/cli/commands.h"
+#include "app/cli/progress.h"
+#include "app/cli/stop_signals.h"
+#include "core/common/error.h"
+#include "core/runs/generation.h"
+
+namespace h3p::cli {
+
+void add_generate(CLI::App& app, Action& action, const GlobalOptions& global) {
+  struct Options {
+    std::string contract, impl = "provider", runs, device = "cpu", save_inputs = "every";
+    int64_t seed = -1;
+    int64_t seed_index = -1;
+    bool verify_last_step = false;
+  };
+  auto opt = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "generate", "generate one seed of a contract with one impl spec; resumes a run that "
+                  "exists, replaying its saved steps with every input digest checked");
+  cmd->add_option("--contract", opt->contract, "contract JSON")->required();
+  cmd->add_option("--impl", opt->impl, "impl spec (provider, candidate, candidate:gemm=provider, "
+                                       "...)")->capture_default_str();
+  auto* seed = cmd->add_option("--seed", opt->seed, "seed (one of the contract's seeds)");
+  auto* index = cmd->add_option("--seed-index", opt->seed_index,
+                                "index into the contract's seeds (for Slurm arrays)");
+  seed->excludes(index);
+  cmd->add_option("--runs", opt->runs, "runs directory")->required();
+  cmd->add_option("--device", opt->device, "cpu | cuda[:N]")->capture_default_str();
+  cmd->add_option("--save-inputs", opt->save_inputs,
+                  "which calls keep their inputs: every | first | none")->capture_default_str();
+  cmd->add_flag("--verify-last-step", opt->verify_last_step,
+                "recompute the last saved call and require a bitwise match");
+  cmd->callback([&action, &global, opt] {
+    action = [&global, opt] {
+      runs::GenerateParams params;
+      params.contract = contract::load_contract(opt->contract);
+      const auto& seeds = params.contract.seeds;
+      if (opt->seed_index >= 0) {
+        if (opt->seed_index >= static_cast<int64_t>(seeds.size())) {
+          throw InputError("--seed-index " + std::to_string(opt->seed_index) + ": " +
+                           opt->contract + " has " + std::to_string(seeds.size()) + " seeds");
+        }
+        params.seed = seeds[static_cast<std::size_t>(opt->seed_index)];
+      } else if (opt->seed >= 0) {
+        params.seed = static_cast<uint64_t>(opt->seed);
+        if (std::find(seeds.begin(), seeds.end(), params.seed) == seeds.end()) {
+          throw InputError("--seed " + std::to_string(opt->seed) + ": not among the seeds of " +
+                           opt->contract);
+        }
+      } else {
+        throw InputError("generate: give --seed or --seed-index");
+      }
+      params.impl_spec = opt->impl;
+      params.runs_root = opt->runs;
+      params.device = opt->device;
+      params.save_inputs = runs::parse_save_inputs(opt->save_inputs);
+      params.verify_last_step = opt->verify_last_step;
+      params.stop_requested = &install_stop_signals();
+      ProgressBar bar("seed " + std::to_string(params.seed), parse_progress_mode(global.progress));
+      params.on_step = [&](const runs::StepEvent& e) {
+        bar.update(static_cast<double>(e.step + 1) / e.num_calls,
+                   "step " + std::to_string(e.step + 1) + "/" + std::to_string(e.num_calls) +
+                       (e.replayed ? " (replayed)" : ""));
+      };
+      const runs::GenerateResult r = runs::generate_run(params, candidate_ops());
+      bar.finish();
+      std::printf("%s: %d calls, %d replayed from disk, %d computed%s\n",
+                  r.run_dir.string().c_str(), r.num_calls, r.replayed, r.computed,
+                  r.verified_last_step ? ", last saved step verified bitwise" : "");
+      return 0;
+    };
+  });
+}
+
+}  // namespace h3p::cli

@@ -1,0 +1,25 @@
+#pragma once
+// The subcommands of `h3parity`. Each add_* registers one subcommand on `app`; when it is the
+// one chosen, its callback stores in `action` the work to run after parsing. An action
+// returns the exit code; errors propagate as exceptions (mapped in main.cpp).
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+namespace h3p::cli {
+
+using Action = std::function<int()>;
+
+// Options every command shares.
+struct GlobalOptions {
+  std::string progress = "auto";  // auto | json | none
+};
+
+void add_init_model(CLI::App& app, Action& action, const GlobalOptions& global);
+void add_call(CLI::App& app, Action& action, const GlobalOptions& global);
+void add_schedule(CLI::App& app, Action& action, const GlobalOptions& global);
+void add_generate(CLI::App& app, Action& action, const GlobalOptions& global);
+void add_demo(CLI::App& app, Action& action, const GlobalOptions& global);
+
+}  // namespace h3p::cli

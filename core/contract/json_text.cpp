@@ -1,0 +1,46 @@
+#include "core/contract/json_text.h"
+
+#include <set>
+#include <vector>
+
+#include "core/common/error.h"
+
+namespace h3p::contract {
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& context) {
+  using Event = nlohmann::json::parse_event_t;
+  // One entry per open container; arrays hold no keys, so their set stays empty.
+  std::vector<std::set<std::string>> open;
+  std::string duplicate;
+  auto on_event = [&](int /*depth*/, Event event, nlohmann::json& parsed) -> bool {
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        open.emplace_back();
+        break;
+      case Event::object_end:
+      case Event::array_end:
+        if (!open.empty()) open.pop_back();
+        break;
+      case Event::key:
+        if (!open.empty() && !open.back().insert(parsed.get<std::string>()).second &&
+            duplicate.empty()) {
+          duplicate = parsed.get<std::string>();
+        }
+        break;
+      case Event::value:
+        break;
+    }
+    return true;
+  };
+  nlohmann::json value;
+  try {
+    value = nlohmann::json::parse(text.begin(), text.end(), on_event);
+  } catch (const nlohmann::json::exception& e) {
+    throw_input(context, std::string("not valid JSON (truncated or corrupt): ") + e.what());
+  }
+  if (!duplicate.empty()) throw_input(context, "duplicate key '" + duplicate + "'");
+  return value;
+}
+
+}  // namespace h3p::contract

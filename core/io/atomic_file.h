@@ -1,0 +1,35 @@
+#pragma once
+// Crash-safe file replacement: write to a temporary name in the same directory, fsync,
+// rename over the target, fsync the directory. A reader sees the old file or the new one,
+// never a torn one; a crash leaves at most a stray `.tmp-*` file, which readers ignore.
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace h3p::io {
+
+// Sequential writer handed to atomic_write's callback. Throws InputError naming the final
+// path on a failed write (ENOSPC included).
+class FileSink {
+ public:
+  virtual ~FileSink() = default;
+  virtual void write(std::span<const std::byte> bytes) = 0;
+  void write(std::string_view text);
+};
+
+// Produces `path` through `produce`; on any exception the temporary file is removed, the
+// target is left untouched, and the exception propagates. Returns the SHA-256 (hex) of the
+// bytes written.
+std::string atomic_write(const std::filesystem::path& path,
+                         const std::function<void(FileSink&)>& produce);
+
+// Convenience: atomically writes `text`. Returns its SHA-256 (hex).
+std::string atomic_write_text(const std::filesystem::path& path, std::string_view text);
+
+// Reads a whole file; throws InputError naming the path when it cannot be read.
+std::string read_file(const std::filesystem::path& path);
+
+}  // namespace h3p::io

@@ -1,0 +1,56 @@
+#include "core/model/init_model.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/common/error.h"
+#include "core/io/atomic_file.h"
+#include "core/io/aten_bridge.h"
+#include "core/model/weights.h"
+
+namespace h3p::model {
+
+std::filesystem::path init_model(const std::filesystem::path& dir, const InitModelParams& params,
+                                 const std::function<void(double)>& progress) {
+  namespace fs = std::filesystem;
+  const fs::path tdir = dir / "transformer";
+  std::error_code ec;
+  fs::create_directories(tdir, ec);
+  if (ec) throw_input(tdir.string(), "cannot create directory: " + ec.message());
+
+  const TransformerConfig& config = params.preset.config;
+  at::Generator gen = at::detail::createCPUGenerator(params.seed);
+  std::vector<io::NamedTensor> tensors;
+  const auto specs = parameter_specs(config);
+  std::size_t done = 0;
+  for (const ParamSpec& spec : specs) {
+    at::Tensor t = at::randn(spec.shape, gen, at::TensorOptions().dtype(at::kFloat));
+    switch (spec.kind) {
+      case ParamKind::weight:
+        t = at::mul(t, 1.0 / std::sqrt(static_cast<double>(spec.fan_in)));
+        break;
+      case ParamKind::bias:
+        t = at::mul(t, 0.02);
+        break;
+      case ParamKind::norm_weight:
+        t = at::add(at::mul(t, 0.05), 1.0);
+        break;
+    }
+    const io::DType dtype = params.all_fp32 ? io::DType::F32 : spec.checkpoint_dtype;
+    tensors.push_back({spec.name, t.to(io::to_scalar_type(dtype))});
+    if (progress) progress(0.5 * static_cast<double>(++done) / static_cast<double>(specs.size()));
+  }
+  std::vector<at::Tensor> holder;
+  io::write_safetensors(tdir / "diffusion_pytorch_model.safetensors",
+                        io::make_records(tensors, holder),
+                        {{"format", "pt"}, {"h3parity_preset", params.preset.name},
+                         {"h3parity_seed", std::to_string(params.seed)}});
+  io::atomic_write_text(tdir / "config.json", transformer_config_to_json(config).dump(2) + "\n");
+  if (progress) progress(1.0);
+  return tdir;
+}
+
+}  // namespace h3p::model

@@ -1,0 +1,64 @@
+#pragma once
+// The MiniMax-H3 transformer forward (one call), written once over GroupOps: every arithmetic
+// step runs through the OpSet of its operator group; this file only does structural work
+// (views, index_copy/index_select, casts the diffusers code performs).
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+
+#include "core/model/weights.h"
+#include "core/ops/group_ops.h"
+
+namespace h3p::model {
+
+// The forward arguments under diffusers' names, batch dimension 1 as diffusers has it.
+struct CallInputs {
+  at::Tensor hidden_states;          // (1, Nv, C*4) video rows, any float dtype
+  at::Tensor audio_hidden_states;    // (1, Na, audio_in_channels)
+  at::Tensor encoder_hidden_states;  // (1, L, text_dim)
+  at::Tensor timestep;               // (n,) f32, distinct values in [0, 1]
+  at::Tensor timestep_indices;       // (S,) i64
+  at::Tensor token_tags;             // (S,) i64: 0 video, 1 text, 2 audio
+  at::Tensor position_ids;           // (S, 3), f64 in the pipeline
+  at::Tensor video_indices;          // (Nv,) i64
+  at::Tensor audio_indices;          // (Na,) i64
+  at::Tensor text_indices;           // (L,) i64
+};
+
+struct CallOutputs {
+  at::Tensor sample;        // (1, Nv, C*4) f32
+  at::Tensor audio_sample;  // (1, Na, audio_in_channels) f32
+};
+
+// The diffusers names of the inputs, in the canonical order used for digests and call files.
+const std::vector<std::string>& call_input_names();
+
+// Checks shapes, dtypes and index ranges of a call against `config`; throws InputError
+// naming `origin` and the argument.
+void validate_call(const CallInputs& inputs, const TransformerConfig& config,
+                   const std::string& origin);
+
+// Observes the residual stream after each transformer block (block index, (S, hidden)).
+using BlockObserver = std::function<void(int64_t block, const at::Tensor& hidden)>;
+
+class Transformer {
+ public:
+  Transformer(TransformerConfig config, TransformerWeights weights);
+
+  const TransformerConfig& config() const { return config_; }
+  const TransformerWeights& weights() const { return weights_; }
+
+  // One forward. Inputs are moved to the weights' device; outputs stay there.
+  CallOutputs forward(const CallInputs& inputs, const ops::GroupOps& ops,
+                      const BlockObserver& observer = {}) const;
+
+ private:
+  at::Tensor attention(const ops::OpSet& gemm_ops, const ops::GroupOps& ops, bool refiner,
+                       const AttentionWeights& w, const at::Tensor& x, const at::Tensor* cos,
+                       const at::Tensor* sin) const;
+
+  TransformerConfig config_;
+  TransformerWeights weights_;
+};
+
+}  // namespace h3p::model

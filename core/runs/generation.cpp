@@ -1,0 +1,263 @@
+#include "core/runs/generation.h"
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <cmath>
+#include <sstream>
+
+#include "core/common/error.h"
+#include "core/io/atomic_file.h"
+#include "core/io/aten_bridge.h"
+#include "core/io/sha256.h"
+#include "core/metrics/tensor_diff.h"
+#include "core/model/call_file.h"
+#include "core/model/init_model.h"
+#include "core/model/presets.h"
+#include "core/ops/device.h"
+#include "core/ops/group_ops.h"
+#include "core/ops/provider_ops.h"
+#include "core/runs/identity.h"
+#include "core/runs/manifest.h"
+#include "core/runs/run_lock.h"
+#include "core/runs/run_paths.h"
+#include "core/runs/step_store.h"
+#include "core/sampling/denoise_loop.h"
+
+namespace h3p::runs {
+namespace fs = std::filesystem;
+namespace {
+
+double rms(const at::Tensor& t) {
+  return t.numel() == 0 ? 0.0 : std::sqrt(t.to(at::kDouble).pow(2).mean().item<double>());
+}
+
+std::vector<io::NamedTensor> noise_tensors(const sampling::InitialNoise& noise) {
+  std::vector<io::NamedTensor> out;
+  for (std::size_t i = 0; i < noise.keyframes.size(); ++i) {
+    out.push_back({"keyframe_noise_" + std::to_string(i), noise.keyframes[i]});
+  }
+  out.push_back({"video_noise", noise.video});
+  out.push_back({"audio_noise_rows", noise.audio_rows});
+  return out;
+}
+
+sampling::InitialNoise read_noise(const fs::path& file, std::size_t keyframes) {
+  io::SafetensorsFile f = io::SafetensorsFile::open(file);
+  sampling::InitialNoise noise;
+  for (std::size_t i = 0; i < keyframes; ++i) {
+    noise.keyframes.push_back(io::load_tensor(f, "keyframe_noise_" + std::to_string(i)));
+  }
+  noise.video = io::load_tensor(f, "video_noise");
+  noise.audio_rows = io::load_tensor(f, "audio_noise_rows");
+  return noise;
+}
+
+std::vector<io::NamedTensor> conditioning_tensors(const sampling::Conditioning& c) {
+  std::vector<io::NamedTensor> out = {{"encoder_hidden_states", c.encoder_hidden_states},
+                                      {"text_token_tags", c.text_token_tags}};
+  for (std::size_t i = 0; i < c.keyframe_latents.size(); ++i) {
+    out.push_back({"keyframe_latents_" + std::to_string(i), c.keyframe_latents[i]});
+  }
+  return out;
+}
+
+std::string write_tensors(const fs::path& file, const std::vector<io::NamedTensor>& tensors,
+                          const std::map<std::string, std::string>& metadata = {}) {
+  std::vector<at::Tensor> holder;
+  return io::write_safetensors(file, io::make_records(tensors, holder), metadata);
+}
+
+// Refuses a stored input file whose digest is not the one the manifest recorded.
+void check_digest(const fs::path& file, const std::string& expected, const fs::path& manifest) {
+  const std::string actual = io::sha256_file(file);
+  if (actual != expected) {
+    throw InputError(file.string() + ": SHA-256 " + actual + " differs from " + expected +
+                     " recorded in " + manifest.string() + " (file changed or corrupt)");
+  }
+}
+
+nlohmann::json plan_params(const GenerateParams& p, const sampling::SamplingPlan& plan) {
+  const sampling::Geometry& g = plan.geometry;
+  return {{"frames", g.frames},
+          {"height", g.height},
+          {"width", g.width},
+          {"fps", g.fps},
+          {"num_latent_frames", g.num_latent_frames},
+          {"latent_height", g.latent_height},
+          {"latent_width", g.latent_width},
+          {"num_audio_latents", g.num_audio_latents},
+          {"sequence_length", plan.layout.sequence_length},
+          {"sampling_steps", p.contract.sampling_steps},
+          {"num_calls", plan.num_calls()},
+          {"video_shift", p.contract.video_shift},
+          {"audio_shift", p.contract.audio_shift},
+          {"save_inputs", to_string(p.save_inputs)}};
+}
+
+}  // namespace
+
+SaveInputs parse_save_inputs(const std::string& text) {
+  if (text == "every") return SaveInputs::every;
+  if (text == "first") return SaveInputs::first;
+  if (text == "none") return SaveInputs::none;
+  throw InputError("--save-inputs: must be every, first or none, got '" + text + "'");
+}
+
+std::string to_string(SaveInputs policy) {
+  switch (policy) {
+    case SaveInputs::every: return "every";
+    case SaveInputs::first: return "first";
+    case SaveInputs::none: return "none";
+  }
+  return "?";
+}
+
+std::string GenerateParams::describe() const {
+  std::ostringstream out;
+  out << "contract: " << contract.name << "\nimpl: " << impl_spec << "\nseed: " << seed
+      << "\nruns: " << runs_root.string() << "\ndevice: " << device
+      << "\nsave_inputs: " << to_string(save_inputs)
+      << "\nverify_last_step: " << (verify_last_step ? "true" : "false") << "\n";
+  return out.str();
+}
+
+fs::path materialise_model(const contract::Contract& contract, const fs::path& runs_root) {
+  if (!contract.model_is_preset()) return contract.model_path();
+  const fs::path dir = runs_root / "models" / contract.model_preset();
+  if (fs::exists(dir / "transformer" / "config.json")) return dir;
+  model::InitModelParams params;
+  params.preset = model::find_preset(contract.model_preset());
+  params.seed = params.preset.seed;
+  model::init_model(dir, params);
+  return dir;
+}
+
+GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candidate) {
+  // 1. What runs: impl spec, device, model, identity.
+  const ops::ImplSpec spec = ops::ImplSpec::parse(p.impl_spec);
+  const ops::GroupOps group_ops = ops::resolve_group_ops(spec, candidate);
+  const at::Device device = ops::resolve_device(p.device);
+  const fs::path transformer_dir =
+      model::resolve_transformer_dir(materialise_model(p.contract, p.runs_root));
+  const ModelIdentity identity = compute_identity(transformer_dir);
+  auto loaded = model::load_transformer(transformer_dir, device);
+  const model::Transformer transformer(loaded.config, std::move(loaded.weights));
+
+  // 2. The request: geometry, conditioning, plan.
+  const contract::Contract& c = p.contract;
+  const sampling::Geometry geometry = sampling::resolve_geometry(c.frames, c.height, c.width, c.fps);
+  const sampling::Conditioning conditioning =
+      c.conditioning_file.empty()
+          ? sampling::synthesize_conditioning(c.prompt, c.text_tokens, loaded.config.text_dim)
+          : sampling::load_conditioning(c.conditioning_path(), loaded.config.text_dim);
+  const sampling::SamplingPlan plan = sampling::make_plan(
+      geometry, conditioning, c.sampling_steps, c.video_shift, c.audio_shift);
+
+  // 3. The run directory, locked for this process.
+  const RunPaths paths = RunPaths::locate(p.runs_root, c.name, spec.text, p.seed);
+  paths.create_directories();
+  RunLock lock = RunLock::acquire(paths.root());
+
+  Manifest expected;
+  expected.contract_name = c.name;
+  expected.contract_digest = contract::contract_digest(c);
+  expected.impl_spec = spec.text;
+  expected.seed = p.seed;
+  expected.identity = identity;
+  expected.environment = environment_info();
+  expected.environment["device"] = ops::describe_device(device);
+  expected.environment["ops"] = spec.describe();
+  expected.params = plan_params(p, plan);
+
+  // 4. Inputs: drawn once for a new run, read back (digest-checked) for an existing one.
+  sampling::InitialNoise noise;
+  if (fs::exists(paths.manifest())) {
+    const Manifest existing = read_manifest(paths.manifest());
+    check_compatible(existing, expected, paths.manifest());
+    check_digest(paths.noise(), existing.noise_digest, paths.manifest());
+    check_digest(paths.conditioning(), existing.conditioning_digest, paths.manifest());
+    noise = read_noise(paths.noise(), plan.keyframe_shapes.size());
+  } else {
+    noise = sampling::draw_initial_noise(
+        p.seed, plan.keyframe_shapes,
+        {1, sampling::kLatentChannels, geometry.num_latent_frames, geometry.latent_height,
+         geometry.latent_width},
+        {plan.layout.audio_indices.size(0), sampling::kAudioLatentChannels});
+    expected.noise_digest = write_tensors(paths.noise(), noise_tensors(noise),
+                                          {{"seed", std::to_string(p.seed)}});
+    expected.conditioning_digest = write_tensors(paths.conditioning(),
+                                                 conditioning_tensors(conditioning),
+                                                 {{"source", conditioning.source}});
+    write_manifest(paths.manifest(), expected);
+  }
+
+  // 5. Replay what is saved, checking each call's inputs against its sidecar.
+  StepStore store(paths, spec.text);
+  sampling::SamplerState state = sampling::initial_state(plan, conditioning, noise);
+  GenerateResult result;
+  result.run_dir = paths.root();
+  result.num_calls = plan.num_calls();
+  const int saved = std::min(store.count_complete(), plan.num_calls());
+  auto report = [&](StepEvent e) {
+    result.steps.push_back(e);
+    if (p.on_step) p.on_step(e);
+  };
+  for (int i = 0; i < saved; ++i) {
+    const model::CallInputs inputs = sampling::step_inputs(plan, state, i);
+    const LoadedStep step = store.load(i, input_digest(model::named_call_inputs(inputs)));
+    const model::CallOutputs outputs{step.sample, step.audio_sample};
+    if (p.verify_last_step && i == saved - 1) {
+      const model::CallOutputs again = transformer.forward(inputs, group_ops);
+      for (auto [name, got, want] : {std::tuple{"sample", again.sample, outputs.sample},
+                                     std::tuple{"audio_sample", again.audio_sample,
+                                                outputs.audio_sample}}) {
+        auto d = metrics::diff_tensors(got.to(at::kCPU), want, name);
+        if (!d.bitwise_equal) {
+          throw CheckFailed(paths.step_file(i).string() + ": recomputing step " +
+                            std::to_string(i) + " gives a different '" + name +
+                            "' (relative L2 " + std::to_string(d.rel_l2) + ")");
+        }
+      }
+      result.verified_last_step = true;
+    }
+    sampling::apply_step(plan, state, outputs, i);
+    report({i, plan.num_calls(), true, plan.video_schedule.timesteps[i],
+            plan.audio_schedule.timesteps[i], rms(outputs.sample), rms(outputs.audio_sample), 0});
+    ++result.replayed;
+  }
+
+  // 6. Compute the rest.
+  for (int i = saved; i < plan.num_calls(); ++i) {
+    if (p.stop_requested && p.stop_requested->load()) {
+      throw Preempted(paths.root().string() + ": stopped before step " + std::to_string(i));
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const model::CallInputs inputs = sampling::step_inputs(plan, state, i);
+    const model::CallOutputs outputs = transformer.forward(inputs, group_ops);
+    const bool keep_inputs = p.save_inputs == SaveInputs::every ||
+                             (p.save_inputs == SaveInputs::first && i == 0);
+    store.save(i, model::named_call_inputs(inputs), keep_inputs,
+               model::named_call_outputs(outputs));
+    sampling::apply_step(plan, state, {outputs.sample.to(at::kCPU), outputs.audio_sample.to(at::kCPU)}, i);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    report({i, plan.num_calls(), false, plan.video_schedule.timesteps[i],
+            plan.audio_schedule.timesteps[i], rms(outputs.sample), rms(outputs.audio_sample),
+            seconds});
+    ++result.computed;
+  }
+
+  // 7. Final latents, written when missing or different (a fresh file is byte-identical).
+  const sampling::FinalLatents latents = sampling::final_latents(plan, state);
+  const std::vector<io::NamedTensor> named = {{"latents", latents.video},
+                                              {"audio_latents", latents.audio}};
+  std::vector<at::Tensor> holder;
+  const std::string wanted = io::sha256_hex(io::encode_safetensors(io::make_records(named, holder)));
+  if (!fs::exists(paths.latents()) || io::sha256_file(paths.latents()) != wanted) {
+    write_tensors(paths.latents(), named);
+  }
+  return result;
+}
+
+}  // namespace h3p::runs

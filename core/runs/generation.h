@@ -1,0 +1,67 @@
+#pragma once
+// Generation of one run (one seed of a contract with one impl spec), resumable bit-exactly:
+// a fresh run draws its noise once and stores it; an existing run is replayed step by step
+// from its saved calls (every replayed input digest checked against its sidecar, nothing
+// recomputed), then continues with the first missing step. Ends by writing the latents.
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/contract/contract.h"
+#include "core/ops/op_set.h"
+
+namespace h3p::runs {
+
+// Which calls keep their inputs in the step file (outputs are always kept).
+enum class SaveInputs { every, first, none };
+// Parses "every", "first" or "none"; throws InputError otherwise.
+SaveInputs parse_save_inputs(const std::string& text);
+std::string to_string(SaveInputs policy);
+
+// One step as the loop reports it.
+struct StepEvent {
+  int step = 0;
+  int num_calls = 0;
+  bool replayed = false;  // read back from disk rather than computed
+  float video_t = 0, audio_t = 0;
+  double video_velocity_rms = 0, audio_velocity_rms = 0;
+  double seconds = 0;     // wall time of the call (0 when replayed)
+};
+
+struct GenerateParams {
+  contract::Contract contract;
+  std::string impl_spec = "provider";
+  std::uint64_t seed = 0;
+  std::filesystem::path runs_root;
+  std::string device = "cpu";
+  SaveInputs save_inputs = SaveInputs::every;
+  bool verify_last_step = false;
+  std::function<void(const StepEvent&)> on_step;         // called after every step
+  const std::atomic<bool>* stop_requested = nullptr;     // checked between steps
+  // Prints itself (STYLE.md): one "key: value" per line.
+  std::string describe() const;
+};
+
+struct GenerateResult {
+  std::filesystem::path run_dir;
+  int num_calls = 0;
+  int replayed = 0;
+  int computed = 0;
+  bool verified_last_step = false;
+  std::vector<StepEvent> steps;
+};
+
+// Runs or resumes. `candidate` is the candidate OpSet (null when the binary has none).
+// Throws InputError for bad input or a run that cannot be continued (naming the file),
+// CheckFailed when --verify-last-step finds a difference, Preempted when stopped.
+GenerateResult generate_run(const GenerateParams& params, const ops::OpSetPtr& candidate);
+
+// The model directory a contract names: a preset materialises once under
+// `<runs_root>/models/<preset>` (init-model with the preset's seed); a path is returned as is.
+std::filesystem::path materialise_model(const contract::Contract& contract,
+                                        const std::filesystem::path& runs_root);
+
+}  // namespace h3p::runs

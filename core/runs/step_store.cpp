@@ -1,0 +1,243 @@
+#include "core/runs/step_store.h"
+
+#include <algorithm>
+#include <set>
+#include <system_error>
+
+#include "core/common/error.h"
+#include "core/contract/json_text.h"
+#include "core/io/atomic_file.h"
+#include "core/io/safetensors.h"
+#include "core/io/sha256.h"
+#include "core/runs/identity.h"
+
+namespace h3p::runs {
+
+namespace {
+
+using nlohmann::json;
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+bool exists(const std::filesystem::path& path) {
+  std::error_code error;
+  return std::filesystem::exists(path, error);
+}
+
+[[noreturn]] void fail_field(const std::filesystem::path& file, const std::string& field,
+                             const std::string& what) {
+  throw InputError(file.string() + ": field '" + field + "': " + what);
+}
+
+// Parses and validates a sidecar's bytes; the file is named in every error.
+StepRecord parse_sidecar(const std::string& text, const std::filesystem::path& sidecar,
+                         int step, const std::string& expected_file) {
+  const json value = contract::parse_json_text(text, sidecar.string());
+  if (!value.is_object()) throw_input(sidecar.string(), "a sidecar must be a JSON object");
+  // Canonical form: any edit that leaves valid JSON (whitespace, key order) is still refused.
+  if (value.dump(2) + "\n" != text) {
+    throw_input(sidecar.string(), "not in the canonical form this build writes (edited or corrupt)");
+  }
+  static const std::set<std::string> allowed = {"format_version", "step", "file", "file_digest",
+                                                "input_digest", "previous_digest",
+                                                "inputs_saved"};
+  for (const auto& [key, item] : value.items()) {
+    if (!allowed.contains(key)) fail_field(sidecar, key, "unknown field");
+  }
+  for (const auto& key : allowed) {
+    if (!value.contains(key)) fail_field(sidecar, key, "missing");
+  }
+  if (!value["format_version"].is_number_integer() ||
+      value["format_version"].get<std::int64_t>() != kSidecarFormatVersion) {
+    fail_field(sidecar, "format_version",
+               "unsupported (this build reads " + std::to_string(kSidecarFormatVersion) + ")");
+  }
+  StepRecord record;
+  if (!value["step"].is_number_integer() || value["step"].get<std::int64_t>() != step) {
+    fail_field(sidecar, "step", "is " + value["step"].dump() + ", expected " +
+                                    std::to_string(step));
+  }
+  record.step = step;
+  if (!value["file"].is_string() || value["file"].get<std::string>() != expected_file) {
+    fail_field(sidecar, "file", "is " + value["file"].dump() + ", expected \"" + expected_file +
+                                    "\"");
+  }
+  for (const char* key : {"file_digest", "input_digest", "previous_digest"}) {
+    if (!value[key].is_string() || !is_sha256_hex(value[key].get<std::string>())) {
+      fail_field(sidecar, key, "must be a lower-case hex SHA-256");
+    }
+  }
+  record.file_digest = value["file_digest"].get<std::string>();
+  record.input_digest = value["input_digest"].get<std::string>();
+  record.previous_digest = value["previous_digest"].get<std::string>();
+  if (!value["inputs_saved"].is_boolean()) fail_field(sidecar, "inputs_saved", "must be a boolean");
+  record.inputs_saved = value["inputs_saved"].get<bool>();
+  return record;
+}
+
+}  // namespace
+
+const std::vector<std::string>& call_input_names() {
+  static const std::vector<std::string> names = {
+      "hidden_states", "audio_hidden_states", "encoder_hidden_states", "timestep",
+      "timestep_indices", "token_tags", "position_ids", "video_indices", "audio_indices",
+      "text_indices"};
+  return names;
+}
+
+const std::vector<std::string>& call_output_names() {
+  static const std::vector<std::string> names = {"sample", "audio_sample"};
+  return names;
+}
+
+std::string input_digest(const std::vector<io::NamedTensor>& inputs) {
+  std::vector<at::Tensor> holder;
+  const auto records = io::make_records(inputs, holder);
+  return io::sha256_hex(std::span<const std::byte>(io::encode_safetensors(records)));
+}
+
+StepStore::StepStore(RunPaths paths, std::string impl_spec)
+    : paths_(std::move(paths)), impl_spec_(std::move(impl_spec)) {}
+
+int StepStore::count_complete() const {
+  int step = 0;
+  while (exists(paths_.step_sidecar(step))) ++step;
+  return step;
+}
+
+void StepStore::save(int step, const std::vector<io::NamedTensor>& inputs, bool save_inputs,
+                     const std::vector<io::NamedTensor>& outputs) {
+  const auto call_file = paths_.step_file(step);
+  const auto sidecar = paths_.step_sidecar(step);
+  // Step 1: the step must extend the saved chain by exactly one.
+  if (exists(sidecar)) throw_input(sidecar.string(), "step " + std::to_string(step) + " is already saved");
+  const int complete = count_complete();
+  if (step != complete) {
+    throw_input(call_file.string(), "cannot save step " + std::to_string(step) + ": steps 0.." +
+                                        std::to_string(complete - 1) +
+                                        " are saved, the next is " + std::to_string(complete));
+  }
+  // Step 2: names.
+  std::set<std::string> seen;
+  for (const auto& input : inputs) {
+    if (!contains(call_input_names(), input.name)) {
+      throw_input(call_file.string(), "'" + input.name + "' is not a transformer input name");
+    }
+    if (!seen.insert(input.name).second) {
+      throw_input(call_file.string(), "input '" + input.name + "' given twice");
+    }
+  }
+  std::vector<io::NamedTensor> ordered_outputs;
+  for (const auto& name : call_output_names()) {
+    auto it = std::find_if(outputs.begin(), outputs.end(),
+                           [&](const io::NamedTensor& t) { return t.name == name; });
+    if (it == outputs.end()) throw_input(call_file.string(), "output '" + name + "' missing");
+    ordered_outputs.push_back(*it);
+  }
+  if (outputs.size() != ordered_outputs.size()) {
+    throw_input(call_file.string(), "outputs must be exactly 'sample' and 'audio_sample'");
+  }
+  // Step 3: digests of what precedes this step and of the inputs.
+  const auto previous = step == 0 ? paths_.manifest() : paths_.step_sidecar(step - 1);
+  if (!exists(previous)) {
+    throw_input(previous.string(), "missing: step " + std::to_string(step) + " chains to it");
+  }
+  StepRecord record;
+  record.step = step;
+  record.previous_digest = io::sha256_file(previous);
+  record.input_digest = input_digest(inputs);
+  record.inputs_saved = save_inputs;
+
+  // Step 4: the call file, then the sidecar.
+  std::error_code error;
+  std::filesystem::create_directories(paths_.steps_dir(), error);
+  if (error) throw_input(paths_.steps_dir().string(), "cannot create directory: " + error.message());
+  std::vector<io::NamedTensor> all;
+  if (save_inputs) all = inputs;
+  all.insert(all.end(), ordered_outputs.begin(), ordered_outputs.end());
+  std::map<std::string, std::string> metadata = {{"format", "h3parity-call"},
+                                                 {"step", std::to_string(step)}};
+  if (!impl_spec_.empty()) metadata["impl_spec"] = impl_spec_;
+  {
+    std::vector<at::Tensor> holder;
+    const auto records = io::make_records(all, holder);
+    record.file_digest = io::write_safetensors(call_file, records, metadata);
+  }
+  const json sidecar_json = {{"format_version", kSidecarFormatVersion},
+                             {"step", record.step},
+                             {"file", call_file.filename().string()},
+                             {"file_digest", record.file_digest},
+                             {"input_digest", record.input_digest},
+                             {"previous_digest", record.previous_digest},
+                             {"inputs_saved", record.inputs_saved}};
+  io::atomic_write_text(sidecar, sidecar_json.dump(2) + "\n");
+}
+
+LoadedStep StepStore::load(int step, const std::string& expected_input_digest) const {
+  return load_checked(step, &expected_input_digest);
+}
+
+LoadedStep StepStore::load_saved(int step) const { return load_checked(step, nullptr); }
+
+LoadedStep StepStore::load_checked(int step, const std::string* expected_input_digest) const {
+  const auto call_file = paths_.step_file(step);
+  const auto sidecar = paths_.step_sidecar(step);
+  // Step 1: the sidecar itself.
+  if (!exists(sidecar)) throw_input(sidecar.string(), "missing: step " + std::to_string(step) + " is not saved");
+  LoadedStep loaded;
+  loaded.record = parse_sidecar(io::read_file(sidecar), sidecar, step,
+                                call_file.filename().string());
+  const StepRecord& record = loaded.record;
+
+  // Step 2: the chain back to the previous sidecar, or the manifest for step 0.
+  const auto previous = step == 0 ? paths_.manifest() : paths_.step_sidecar(step - 1);
+  if (!exists(previous)) {
+    fail_field(sidecar, "previous_digest", "chain broken: " + previous.string() + " is missing");
+  }
+  if (io::sha256_file(previous) != record.previous_digest) {
+    fail_field(sidecar, "previous_digest",
+               "chain broken: does not match " + previous.string() + " (replaced, reordered or edited)");
+  }
+
+  // Step 3: the replayed inputs must be the saved ones.
+  if (expected_input_digest != nullptr && *expected_input_digest != record.input_digest) {
+    fail_field(sidecar, "input_digest",
+               "the inputs replayed for step " + std::to_string(step) +
+                   " differ from the saved ones (saved " + record.input_digest + ", replayed " +
+                   *expected_input_digest + ")");
+  }
+
+  // Step 4: the call file, byte for byte, then its structure.
+  if (!exists(call_file)) throw_input(call_file.string(), "missing, but its sidecar exists");
+  const std::string file_digest = io::sha256_file(call_file);
+  if (file_digest != record.file_digest) {
+    throw_input(call_file.string(), "SHA-256 " + file_digest + " differs from the sidecar's " +
+                                        record.file_digest + " (corrupt or truncated)");
+  }
+  const auto file = io::SafetensorsFile::open(call_file);
+  auto meta = file.metadata().find("step");
+  if (meta == file.metadata().end() || meta->second != std::to_string(step)) {
+    throw_input(call_file.string(), "metadata 'step' is not " + std::to_string(step));
+  }
+  std::vector<io::NamedTensor> inputs;
+  for (const auto& info : file.tensors()) {
+    if (contains(call_output_names(), info.name)) continue;
+    if (!record.inputs_saved || !contains(call_input_names(), info.name)) {
+      throw_input(call_file.string(), "unexpected tensor '" + info.name + "'");
+    }
+    inputs.push_back({info.name, io::load_tensor(file, info)});
+  }
+  loaded.sample = io::load_tensor(file, "sample");
+  loaded.audio_sample = io::load_tensor(file, "audio_sample");
+  if (record.inputs_saved) {
+    if (input_digest(inputs) != record.input_digest) {
+      throw_input(call_file.string(), "saved inputs do not match the sidecar's input_digest");
+    }
+    loaded.inputs = std::move(inputs);
+  }
+  return loaded;
+}
+
+}  // namespace h3p::runs

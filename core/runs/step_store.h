@@ -1,0 +1,85 @@
+#pragma once
+// The per-step files of a run: steps/NNN.safetensors holds one transformer call (its inputs,
+// when saved, under the diffusers forward argument names, and its outputs `sample` and
+// `audio_sample`); steps/NNN.json, the sidecar, is written after it and holds the digests
+// that make resume bit-exact and tamper-evident:
+//   step, file, file_digest      the call file and the SHA-256 of its bytes
+//   input_digest                 SHA-256 of the call's inputs (see input_digest())
+//   previous_digest              SHA-256 of the previous sidecar's bytes (of manifest.json
+//                                for step 0), chaining every step back to the manifest
+//   inputs_saved, format_version
+// A step counts as saved only once its sidecar exists; a call file without one (a crash
+// between the two writes) is treated as absent and overwritten.
+#include <string>
+#include <vector>
+
+#include "core/io/aten_bridge.h"
+#include "core/runs/run_paths.h"
+
+namespace h3p::runs {
+
+// The sidecar format this build writes and reads.
+inline constexpr int kSidecarFormatVersion = 1;
+
+// Input names a call file may hold: the diffusers transformer forward arguments.
+const std::vector<std::string>& call_input_names();
+// Output names a call file holds, in this order.
+const std::vector<std::string>& call_output_names();
+
+// One sidecar's content.
+struct StepRecord {
+  int step = 0;
+  std::string input_digest;
+  std::string file_digest;
+  std::string previous_digest;
+  bool inputs_saved = false;
+};
+
+// A verified step read back from disk.
+struct LoadedStep {
+  StepRecord record;
+  at::Tensor sample;        // video velocity, as saved
+  at::Tensor audio_sample;  // audio velocity, as saved
+  std::vector<io::NamedTensor> inputs;  // in saved order; empty unless record.inputs_saved
+};
+
+// SHA-256 of io::encode_safetensors over `inputs` in the given order with no metadata: the
+// same bytes for the same names, dtypes, shapes and values, wherever the tensors live.
+std::string input_digest(const std::vector<io::NamedTensor>& inputs);
+
+// Reads and writes steps/ of one run. Not thread-safe; one writer per run (hold a RunLock).
+class StepStore {
+ public:
+  // `impl_spec` is recorded in each call file's metadata.
+  explicit StepStore(RunPaths paths, std::string impl_spec = {});
+
+  // Saves step `step`: the call file (inputs first when save_inputs, then outputs `sample` and
+  // `audio_sample`) atomically, then the sidecar, atomically. Requires step ==
+  // count_complete(), manifest.json present (step 0), and no sidecar at `step` yet. Input
+  // names must be call_input_names() members, unique; outputs exactly sample and audio_sample.
+  // Throws InputError naming the file on any violation or I/O failure.
+  void save(int step, const std::vector<io::NamedTensor>& inputs, bool save_inputs,
+            const std::vector<io::NamedTensor>& outputs);
+
+  // Steps 0..n-1 whose sidecars exist, consecutively from 0 (existence only; load verifies).
+  int count_complete() const;
+
+  // Reads step `step` and verifies: sidecar JSON (canonical form, fields, step, file name),
+  // the chain to the previous sidecar (or manifest.json), the call file's digest and
+  // structure, the saved inputs against input_digest, and that input_digest equals
+  // `expected_input_digest` (the digest of the inputs being replayed). Any mismatch,
+  // corruption or truncation throws InputError naming the sidecar or call file.
+  LoadedStep load(int step, const std::string& expected_input_digest) const;
+
+  // As load, without comparing against replayed inputs (for tools that read a finished run).
+  LoadedStep load_saved(int step) const;
+
+  const RunPaths& paths() const { return paths_; }
+
+ private:
+  LoadedStep load_checked(int step, const std::string* expected_input_digest) const;
+  RunPaths paths_;
+  std::string impl_spec_;
+};
+
+}  // namespace h3p::runs
