@@ -213,8 +213,9 @@ LoadedStep StepStore::load_checked(int step, const std::string* expected_input_d
   if (!exists(call_file)) throw_input(call_file.string(), "missing, but its sidecar exists");
   const std::string file_digest = io::sha256_file(call_file);
   if (file_digest != record.file_digest) {
-    throw_input(call_file.string(), "SHA-256 " + file_digest + " differs from the sidecar's " +
-                                        record.file_digest + " (corrupt or truncated)");
+    throw_input(call_file.string(), "SHA-256 " + file_digest + " differs from file_digest " +
+                                        record.file_digest + " in " + sidecar.string() +
+                                        " (call file or sidecar corrupt or truncated)");
   }
   const auto file = io::SafetensorsFile::open(call_file);
   auto meta = file.metadata().find("step");
@@ -233,7 +234,8 @@ LoadedStep StepStore::load_checked(int step, const std::string* expected_input_d
   loaded.audio_sample = io::load_tensor(file, "audio_sample");
   if (record.inputs_saved) {
     if (input_digest(inputs) != record.input_digest) {
-      throw_input(call_file.string(), "saved inputs do not match the sidecar's input_digest");
+      throw_input(call_file.string(), "saved inputs do not match input_digest in " +
+                                          sidecar.string() + " (call file or sidecar corrupt)");
     }
     loaded.inputs = std::move(inputs);
   }

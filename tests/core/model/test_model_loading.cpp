@@ -1,0 +1,124 @@
+// Loading model directories: configs and parameter tables, init-model presets, refusals.
+#include <ATen/ATen.h>
+#include <QtTest/QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/error.h"
+#include "core/io/atomic_file.h"
+#include "core/io/aten_bridge.h"
+#include "core/model/init_model.h"
+#include "core/model/weights.h"
+
+using namespace h3p;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kGolden = fs::path(H3P_SOURCE_DIR) / "tests/data/golden";
+
+fs::path temp_dir(const char* name) {
+  fs::path dir = fs::temp_directory_path() / ("h3p-model-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// Expects an InputError whose message contains `needle`.
+template <typename F>
+void expect_input_error(F&& f, const std::string& needle) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    QVERIFY2(std::string(e.what()).find(needle) != std::string::npos, e.what());
+    return;
+  }
+  QFAIL(("no InputError containing '" + needle + "'").c_str());
+}
+
+}  // namespace
+
+class ModelLoading : public QObject {
+  Q_OBJECT
+ private slots:
+  void loads_diffusers_directory_with_stored_dtypes() {
+    auto m = model::load_transformer(kGolden / "tiny-mixed" / "transformer", at::kCPU);
+    QCOMPARE(m.config.hidden_size, 48);
+    QCOMPARE(m.weights.blocks.size(), std::size_t(2));
+    QCOMPARE(m.weights.proj_in_w.scalar_type(), at::kFloat);
+    QCOMPARE(m.weights.blocks[0].attn.to_q.scalar_type(), at::kBFloat16);
+    QCOMPARE(m.weights.time_linear_1_w.scalar_type(), at::kFloat);
+  }
+
+  void parameter_table_matches_diffusers_checkpoint() {
+    // Every name and shape diffusers saved is in the table and nothing else.
+    auto file = io::SafetensorsFile::open(kGolden / "tiny-fp32/transformer/diffusion_pytorch_model.safetensors");
+    auto config = model::load_transformer_config(kGolden / "tiny-fp32/transformer/config.json");
+    auto specs = model::parameter_specs(config);
+    QCOMPARE(specs.size(), file.tensors().size());
+    for (const auto& spec : specs) {
+      const io::TensorInfo* info = file.find(spec.name);
+      QVERIFY2(info != nullptr, spec.name.c_str());
+      QCOMPARE(info->shape, spec.shape);
+    }
+    auto mixed = io::SafetensorsFile::open(kGolden / "tiny-mixed/transformer/diffusion_pytorch_model.safetensors");
+    for (const auto& spec : specs) QCOMPARE(mixed.at(spec.name).dtype, spec.checkpoint_dtype);
+  }
+
+  void init_model_writes_loadable_checkpoint_dtypes() {
+    fs::path dir = temp_dir("init");
+    model::InitModelParams params;
+    params.preset = model::find_preset("tiny");
+    params.seed = 7;
+    auto tdir = model::init_model(dir, params);
+    auto m = model::load_transformer(tdir, at::kCPU);
+    QCOMPARE(m.weights.blocks[1].adaln_weight.scalar_type(), at::kBFloat16);
+    QCOMPARE(m.weights.audio_proj_out_w.scalar_type(), at::kFloat);
+    // Deterministic: the same seed writes the same bytes.
+    fs::path dir2 = temp_dir("init2");
+    model::init_model(dir2, params);
+    QCOMPARE(io::read_file(tdir / "diffusion_pytorch_model.safetensors"),
+             io::read_file(dir2 / "transformer/diffusion_pytorch_model.safetensors"));
+    fs::remove_all(dir);
+    fs::remove_all(dir2);
+  }
+
+  void refuses_missing_and_unexpected_parameters() {
+    auto config = model::find_preset("tiny").config;
+    std::map<std::string, at::Tensor> tensors;
+    for (const auto& spec : model::parameter_specs(config)) tensors[spec.name] = at::zeros(spec.shape);
+    auto missing = tensors;
+    missing.erase("transformer_blocks.1.ff.net.2.weight");
+    expect_input_error([&] { model::assemble_weights(config, missing, "dir"); },
+                       "missing parameter 'transformer_blocks.1.ff.net.2.weight'");
+    auto extra = tensors;
+    extra["transformer_blocks.2.norm1.weight"] = at::zeros({48});
+    expect_input_error([&] { model::assemble_weights(config, extra, "dir"); },
+                       "unexpected parameter 'transformer_blocks.2.norm1.weight'");
+    auto wrong = tensors;
+    wrong["proj_in.weight"] = at::zeros({48, 95});
+    expect_input_error([&] { model::assemble_weights(config, wrong, "dir"); },
+                       "parameter 'proj_in.weight' has shape");
+  }
+
+  void refuses_bad_config_naming_the_field() {
+    fs::path dir = temp_dir("cfg");
+    auto json = model::transformer_config_to_json(model::find_preset("tiny").config);
+    json["rope_freq_dim"] = 64;  // 6*64 > head_dim 32
+    io::atomic_write_text(dir / "config.json", json.dump());
+    expect_input_error([&] { model::load_transformer_config(dir / "config.json"); },
+                       "field 'rope_freq_dim'");
+    json = model::transformer_config_to_json(model::find_preset("tiny").config);
+    json["hidden_sise"] = 3;
+    io::atomic_write_text(dir / "config.json", json.dump());
+    expect_input_error([&] { model::load_transformer_config(dir / "config.json"); },
+                       "unknown field 'hidden_sise'");
+    io::atomic_write_text(dir / "config.json", "{ not json");
+    expect_input_error([&] { model::load_transformer_config(dir / "config.json"); },
+                       "not valid JSON");
+    fs::remove_all(dir);
+  }
+};
+
+QTEST_APPLESS_MAIN(ModelLoading)
+#include "test_model_loading.moc"
