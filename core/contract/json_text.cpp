@@ -37,7 +37,12 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& context
   try {
     value = nlohmann::json::parse(text.begin(), text.end(), on_event);
   } catch (const nlohmann::json::exception& e) {
-    throw_input(context, std::string("not valid JSON (truncated or corrupt): ") + e.what());
+    // Drop the library's "[json.exception.parse_error.101] " tag; keep line, column and reason.
+    std::string reason = e.what();
+    if (reason.starts_with("[json.exception.")) {
+      if (auto end = reason.find("] "); end != std::string::npos) reason.erase(0, end + 2);
+    }
+    throw_input(context, "not valid JSON (truncated or corrupt): " + reason);
   }
   if (!duplicate.empty()) throw_input(context, "duplicate key '" + duplicate + "'");
   return value;

@@ -21,7 +21,7 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-bool exists(const std::filesystem::path& path) {
+bool path_exists(const std::filesystem::path& path) {
   std::error_code error;
   return std::filesystem::exists(path, error);
 }
@@ -103,7 +103,7 @@ StepStore::StepStore(RunPaths paths, std::string impl_spec)
 
 int StepStore::count_complete() const {
   int step = 0;
-  while (exists(paths_.step_sidecar(step))) ++step;
+  while (path_exists(paths_.step_sidecar(step))) ++step;
   return step;
 }
 
@@ -112,7 +112,7 @@ void StepStore::save(int step, const std::vector<io::NamedTensor>& inputs, bool 
   const auto call_file = paths_.step_file(step);
   const auto sidecar = paths_.step_sidecar(step);
   // Step 1: the step must extend the saved chain by exactly one.
-  if (exists(sidecar)) throw_input(sidecar.string(), "step " + std::to_string(step) + " is already saved");
+  if (path_exists(sidecar)) throw_input(sidecar.string(), "step " + std::to_string(step) + " is already saved");
   const int complete = count_complete();
   if (step != complete) {
     throw_input(call_file.string(), "cannot save step " + std::to_string(step) + ": steps 0.." +
@@ -141,7 +141,7 @@ void StepStore::save(int step, const std::vector<io::NamedTensor>& inputs, bool 
   }
   // Step 3: digests of what precedes this step and of the inputs.
   const auto previous = step == 0 ? paths_.manifest() : paths_.step_sidecar(step - 1);
-  if (!exists(previous)) {
+  if (!path_exists(previous)) {
     throw_input(previous.string(), "missing: step " + std::to_string(step) + " chains to it");
   }
   StepRecord record;
@@ -185,7 +185,7 @@ LoadedStep StepStore::load_checked(int step, const std::string* expected_input_d
   const auto call_file = paths_.step_file(step);
   const auto sidecar = paths_.step_sidecar(step);
   // Step 1: the sidecar itself.
-  if (!exists(sidecar)) throw_input(sidecar.string(), "missing: step " + std::to_string(step) + " is not saved");
+  if (!path_exists(sidecar)) throw_input(sidecar.string(), "missing: step " + std::to_string(step) + " is not saved");
   LoadedStep loaded;
   loaded.record = parse_sidecar(io::read_file(sidecar), sidecar, step,
                                 call_file.filename().string());
@@ -193,7 +193,7 @@ LoadedStep StepStore::load_checked(int step, const std::string* expected_input_d
 
   // Step 2: the chain back to the previous sidecar, or the manifest for step 0.
   const auto previous = step == 0 ? paths_.manifest() : paths_.step_sidecar(step - 1);
-  if (!exists(previous)) {
+  if (!path_exists(previous)) {
     fail_field(sidecar, "previous_digest", "chain broken: " + previous.string() + " is missing");
   }
   if (io::sha256_file(previous) != record.previous_digest) {
@@ -210,7 +210,7 @@ LoadedStep StepStore::load_checked(int step, const std::string* expected_input_d
   }
 
   // Step 4: the call file, byte for byte, then its structure.
-  if (!exists(call_file)) throw_input(call_file.string(), "missing, but its sidecar exists");
+  if (!path_exists(call_file)) throw_input(call_file.string(), "missing, but its sidecar exists");
   const std::string file_digest = io::sha256_file(call_file);
   if (file_digest != record.file_digest) {
     throw_input(call_file.string(), "SHA-256 " + file_digest + " differs from file_digest " +

@@ -1,10 +1,11 @@
 // Step store: saved calls load back bit-exactly, and every kind of damage (flipped byte in
 // the call file or the sidecar, truncation, broken chain, other inputs, missing sidecar) is
 // refused with a message naming the file, while a call file without its sidecar is absent.
+// ATen first: Qt's `slots` keyword macro breaks ATen headers included after it.
+#include <ATen/ATen.h>
+
 #include <QTemporaryDir>
 #include <QtTest>
-
-#include <ATen/ATen.h>
 
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "core/common/error.h"
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
+#include "core/io/sha256.h"
 #include "core/runs/step_store.h"
 
 using h3p::InputError;
