@@ -17,7 +17,7 @@ namespace h3p::cli {
 
 void add_call(CLI::App& app, Action& action, const GlobalOptions&) {
   struct Options {
-    std::string model, inputs, impl = "provider", out, device = "cpu";
+    std::string model, inputs, impl = "provider", out, device = "cpu", trace;
     double max_rel_l2 = -1;
     bool require_bitwise = false;
   };
@@ -32,6 +32,10 @@ void add_call(CLI::App& app, Action& action, const GlobalOptions&) {
   cmd->add_option("--device", opt->device, "cpu | cuda[:N]")->capture_default_str();
   cmd->add_option("--max-rel-l2", opt->max_rel_l2,
                   "exit 1 when either output's relative L2 against the saved one exceeds this");
+  cmd->add_option("--trace", opt->trace,
+                  "also write the call's intermediate stages (embeddings, refiner, every block's "
+                  "attention and feed-forward branch and output, norm_out) to this safetensors "
+                  "file, named as tools/golden/trace_diffusers.py names them");
   cmd->add_flag("--require-bitwise", opt->require_bitwise,
                 "exit 1 unless both outputs equal the saved ones bit for bit");
   cmd->callback([&action, opt] {
@@ -48,7 +52,19 @@ void add_call(CLI::App& app, Action& action, const GlobalOptions&) {
       model::validate_call(inputs, transformer.config(), opt->inputs);
       const auto saved = model::read_call_outputs(file);
 
-      const model::CallOutputs outputs = transformer.forward(inputs, group_ops);
+      std::vector<io::NamedTensor> stages;
+      model::CallTrace trace;
+      if (!opt->trace.empty()) {
+        trace = [&](const std::string& name, const at::Tensor& value) {
+          stages.push_back({name, value.to(at::kCPU).contiguous()});
+        };
+      }
+      const model::CallOutputs outputs = transformer.forward(inputs, group_ops, trace);
+      if (!opt->trace.empty()) {
+        std::vector<at::Tensor> holder;
+        io::write_safetensors(opt->trace, io::make_records(stages, holder),
+                              {{"impl", spec.text}, {"device", ops::describe_device(device)}});
+      }
       model::write_call_file(opt->out, &inputs, outputs,
                              {{"impl", spec.text}, {"device", ops::describe_device(device)},
                               {"torch", ops::torch_version_string()}});

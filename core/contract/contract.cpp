@@ -94,8 +94,8 @@ class FieldReader {
 bool is_directory_safe(const std::string& name) {
   if (name.empty() || name.front() == '.') return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '.' || c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
   });
 }
 
@@ -138,7 +138,8 @@ std::vector<std::uint64_t> parse_seeds(const FieldReader& reader) {
   std::set<std::uint64_t> seen;
   for (std::size_t i = 0; i < value.size(); ++i) {
     const json& seed = value[i];
-    if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<std::int64_t>() >= 0)) {
+    if (!seed.is_number_unsigned() &&
+        !(seed.is_number_integer() && seed.get<std::int64_t>() >= 0)) {
       reader.fail("seeds", "entry " + std::to_string(i) + " must be a non-negative integer");
     }
     const std::uint64_t s = seed.get<std::uint64_t>();
@@ -199,8 +200,8 @@ std::string Contract::describe() const {
   out << "\n";
   out << "  frames: " << frames << " at " << fps << " fps, " << width << "x" << height << "\n";
   out << "  audio_sample_rate: " << audio_sample_rate << "\n";
-  out << "  sampling_steps: " << sampling_steps << " (video_shift "
-      << format_number(video_shift) << ", audio_shift " << format_number(audio_shift) << ")\n";
+  out << "  sampling_steps: " << sampling_steps << " (video_shift " << format_number(video_shift)
+      << ", audio_shift " << format_number(audio_shift) << ")\n";
   out << "  bounds: " << bounds.describe() << "\n";
   out << "  require_gate: " << (require_gate ? "true" : "false") << "\n";
   return out.str();
@@ -257,15 +258,15 @@ Contract parse_contract(const json& value, const std::filesystem::path& source) 
 
   contract.seeds = parse_seeds(reader);
   contract.frames = static_cast<int>(reader.integer("frames", 5, 100000, "in [5, 100000]"));
-  contract.width = static_cast<int>(
-      reader.integer("width", 32, 16384, "a multiple of 32 in [32, 16384]"));
+  contract.width =
+      static_cast<int>(reader.integer("width", 32, 16384, "a multiple of 32 in [32, 16384]"));
   if (contract.width % 32 != 0) reader.fail("width", "must be a multiple of 32");
-  contract.height = static_cast<int>(
-      reader.integer("height", 32, 16384, "a multiple of 32 in [32, 16384]"));
+  contract.height =
+      static_cast<int>(reader.integer("height", 32, 16384, "a multiple of 32 in [32, 16384]"));
   if (contract.height % 32 != 0) reader.fail("height", "must be a multiple of 32");
   contract.fps = static_cast<int>(reader.integer("fps", 1, 1000, "in [1, 1000]"));
-  contract.audio_sample_rate = static_cast<int>(
-      reader.integer("audio_sample_rate", 1, 1000000, "in [1, 1000000]"));
+  contract.audio_sample_rate =
+      static_cast<int>(reader.integer("audio_sample_rate", 1, 1000000, "in [1, 1000000]"));
   contract.sampling_steps =
       static_cast<int>(reader.integer("sampling_steps", 2, 10000, "in [2, 10000]"));
   contract.video_shift = reader.number("video_shift");

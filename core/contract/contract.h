@@ -5,10 +5,9 @@
 // InputError "<file>: field '<name>': <what>". Its digest is what a run manifest records.
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace h3p::contract {
 
@@ -27,25 +26,25 @@ struct Bounds {
 // A parsed, validated contract. Path-valued fields hold the text as written in the file;
 // the *_path() accessors resolve relative paths against the contract file's directory.
 struct Contract {
-  std::string name;                 // directory-safe: [A-Za-z0-9._-]+, not starting with '.'
-  std::string model;                // "preset:<tiny|small|full-shape>" or a model directory
-  std::string prompt;               // synthetic conditioning from this text (exclusive with
-                                    // conditioning_file); empty when conditioning_file is set
-  std::int64_t text_tokens = 0;     // rows of synthetic text conditioning; 0 with a file
-  std::string conditioning_file;    // optional conditioning safetensors (encoder output)
-  std::string reference_image;      // optional reference image for the first frame
-  std::vector<std::uint64_t> seeds; // non-empty, unique
-  int frames = 0;                   // >= 5 (the pipeline snaps up to 17n+5)
-  int width = 0;                    // pixels, multiple of 32
-  int height = 0;                   // pixels, multiple of 32
-  int fps = 0;                      // > 0
-  int audio_sample_rate = 0;        // Hz, > 0
-  int sampling_steps = 0;           // sigma grid points including the final 0 (>= 2)
-  double video_shift = 0.0;         // > 0
-  double audio_shift = 0.0;         // > 0
+  std::string name;                  // directory-safe: [A-Za-z0-9._-]+, not starting with '.'
+  std::string model;                 // "preset:<tiny|small|full-shape>" or a model directory
+  std::string prompt;                // synthetic conditioning from this text (exclusive with
+                                     // conditioning_file); empty when conditioning_file is set
+  std::int64_t text_tokens = 0;      // rows of synthetic text conditioning; 0 with a file
+  std::string conditioning_file;     // optional conditioning safetensors (encoder output)
+  std::string reference_image;       // optional reference image for the first frame
+  std::vector<std::uint64_t> seeds;  // non-empty, unique
+  int frames = 0;                    // >= 5 (the pipeline snaps up to 17n+5)
+  int width = 0;                     // pixels, multiple of 32
+  int height = 0;                    // pixels, multiple of 32
+  int fps = 0;                       // > 0
+  int audio_sample_rate = 0;         // Hz, > 0
+  int sampling_steps = 0;            // sigma grid points including the final 0 (>= 2)
+  double video_shift = 0.0;          // > 0
+  double audio_shift = 0.0;          // > 0
   Bounds bounds;
-  bool require_gate = false;        // generation refuses to start without a passed gate
-  std::filesystem::path source;     // the file it was read from; not part of the digest
+  bool require_gate = false;     // generation refuses to start without a passed gate
+  std::filesystem::path source;  // the file it was read from; not part of the digest
 
   // True when `model` names a built-in preset ("preset:tiny").
   bool model_is_preset() const;

@@ -1,10 +1,9 @@
 #pragma once
 // Parsing JSON text for the contract and run files: nlohmann::json silently keeps the last of
 // two equal keys, which would let a hand-edited file say two things at once; this refuses it.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace h3p::contract {
 

@@ -131,7 +131,10 @@ at::Tensor Transformer::attention(const ops::OpSet& gemm_ops, const ops::GroupOp
 }
 
 CallOutputs Transformer::forward(const CallInputs& raw, const ops::GroupOps& ops,
-                                 const BlockObserver& observer) const {
+                                 const CallTrace& trace) const {
+  auto emit = [&](const std::string& name, const at::Tensor& value) {
+    if (trace) trace(name, value);
+  };
   const TransformerConfig& c = config_;
   const TransformerWeights& w = weights_;
   const at::Device device = w.proj_in_w.device();
@@ -154,15 +157,25 @@ CallOutputs Transformer::forward(const CallInputs& raw, const ops::GroupOps& ops
   at::Tensor video_embeds = embed.linear(video, w.proj_in_w, w.proj_in_b);
   at::Tensor audio_embeds = embed.linear(audio, w.audio_proj_in_w, w.audio_proj_in_b);
   at::Tensor text_embeds = embed.linear(text, w.context_embedder_w, w.context_embedder_b);
-  for (const RefinerBlockWeights& b : w.refiner) {
+  emit("video_embeds", video_embeds);
+  emit("audio_embeds", audio_embeds);
+  emit("text_embeds", text_embeds);
+  for (std::size_t i = 0; i < w.refiner.size(); ++i) {
+    const RefinerBlockWeights& b = w.refiner[i];
+    const std::string name = "refiner." + std::to_string(i);
     at::Tensor attn = attention(embed, ops, /*refiner=*/true, b.attn,
                                 embed.rms_norm(text_embeds, b.norm1, c.norm_eps), nullptr, nullptr);
+    emit(name + ".attn", attn);
     text_embeds = embed.add(text_embeds, attn);
     at::Tensor h = embed.linear(embed.rms_norm(text_embeds, b.norm2, c.norm_eps), b.ff.proj,
                                 std::nullopt);
-    text_embeds = embed.add(text_embeds, embed.linear(embed.swiglu(h), b.ff.out, std::nullopt));
+    at::Tensor ff = embed.linear(embed.swiglu(h), b.ff.out, std::nullopt);
+    emit(name + ".ff", ff);
+    text_embeds = embed.add(text_embeds, ff);
+    emit(name + ".out", text_embeds);
   }
   text_embeds = embed.rms_norm(text_embeds, w.refiner_final_norm, c.final_norm_eps);
+  emit("refiner.final", text_embeds);
 
   // 3. The packed sequence, in the text stream's dtype.
   const auto stream_dtype = text_embeds.scalar_type();
@@ -177,6 +190,7 @@ CallOutputs Transformer::forward(const CallInputs& raw, const ops::GroupOps& ops
   temb = embed.linear(temb, w.time_linear_1_w, w.time_linear_1_b);
   temb = embed.silu(temb);
   temb = embed.linear(temb, w.time_linear_2_w, w.time_linear_2_b);
+  emit("temb", temb);
 
   // 5. Row -> AdaLN table row.
   const at::Tensor adaln_rows = at::add(at::mul(timestep_indices, kModalities), token_tags);
@@ -195,12 +209,16 @@ CallOutputs Transformer::forward(const CallInputs& raw, const ops::GroupOps& ops
 
     at::Tensor n = norm.norm_modulate(x, b.norm1, c.norm_eps, row(1), row(0));
     at::Tensor attn = attention(gemm, ops, /*refiner=*/false, b.attn, n, &cos, &sin);
+    const std::string name = "blocks." + std::to_string(i);
+    emit(name + ".attn", attn);
     x = residual.gated_residual(x, row(2), attn);
 
     n = norm.norm_modulate(x, b.norm2, c.norm_eps, row(4), row(3));
     at::Tensor h = ops(Group::swiglu).swiglu(gemm.linear(n, b.ff.proj, std::nullopt));
-    x = residual.gated_residual(x, row(5), gemm.linear(h, b.ff.out, std::nullopt));
-    if (observer) observer(static_cast<int64_t>(i), x);
+    at::Tensor ff = gemm.linear(h, b.ff.out, std::nullopt);
+    emit(name + ".ff", ff);
+    x = residual.gated_residual(x, row(5), ff);
+    emit(name + ".out", x);
   }
 
   // 7. Output head: norm_out modulated per timestep (not per modality), both heads on all rows.
@@ -210,10 +228,13 @@ CallOutputs Transformer::forward(const CallInputs& raw, const ops::GroupOps& ops
   at::Tensor out = head.norm_modulate(x, w.norm_out_norm, c.final_norm_eps,
                                       head.gather_rows(shift_scale[1], timestep_indices),
                                       head.gather_rows(shift_scale[0], timestep_indices));
+  emit("norm_out", out);
   out = out.to(w.proj_out_w.scalar_type());
   at::Tensor video_out = head.linear(out, w.proj_out_w, w.proj_out_b).index_select(0, video_indices);
   at::Tensor audio_out =
       head.linear(out, w.audio_proj_out_w, w.audio_proj_out_b).index_select(0, audio_indices);
+  emit("sample", video_out);
+  emit("audio_sample", audio_out);
   return {video_out.to(at::kFloat).unsqueeze(0), audio_out.to(at::kFloat).unsqueeze(0)};
 }
 

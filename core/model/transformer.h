@@ -38,8 +38,13 @@ const std::vector<std::string>& call_input_names();
 void validate_call(const CallInputs& inputs, const TransformerConfig& config,
                    const std::string& origin);
 
-// Observes the residual stream after each transformer block (block index, (S, hidden)).
-using BlockObserver = std::function<void(int64_t block, const at::Tensor& hidden)>;
+// Observes named intermediate tensors of one forward, in order: "video_embeds",
+// "audio_embeds", "text_embeds" (context_embedder), "refiner.<i>.attn|ff|out",
+// "refiner.final", "temb", "blocks.<i>.attn|ff|out" (attention and feed-forward branch
+// outputs and the residual stream after the block), "norm_out", "sample", "audio_sample".
+// The names match diffusers module outputs (see tools/golden/trace_diffusers.py), so two
+// implementations can be compared stage by stage.
+using CallTrace = std::function<void(const std::string& name, const at::Tensor& value)>;
 
 class Transformer {
  public:
@@ -50,7 +55,7 @@ class Transformer {
 
   // One forward. Inputs are moved to the weights' device; outputs stay there.
   CallOutputs forward(const CallInputs& inputs, const ops::GroupOps& ops,
-                      const BlockObserver& observer = {}) const;
+                      const CallTrace& trace = {}) const;
 
  private:
   at::Tensor attention(const ops::OpSet& gemm_ops, const ops::GroupOps& ops, bool refiner,

@@ -1,10 +1,9 @@
 #include "core/runs/identity.h"
 
-#include <unistd.h>
-
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <torch/version.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <set>
@@ -120,8 +119,8 @@ json identity_to_json(const ModelIdentity& identity) {
 
 ModelIdentity identity_from_json(const json& value, const std::string& context) {
   if (!value.is_object()) throw InputError(field_error(context, "identity", "must be an object"));
-  static const std::set<std::string> allowed = {"weights_digest", "config_digest",
-                                                "sources_digest", "source_files"};
+  static const std::set<std::string> allowed = {"weights_digest", "config_digest", "sources_digest",
+                                                "source_files"};
   for (const auto& [key, item] : value.items()) {
     if (!allowed.contains(key)) {
       throw InputError(field_error(context, "identity." + key, "unknown field"));

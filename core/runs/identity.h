@@ -5,9 +5,8 @@
 // which a manifest records but never compares.
 #include <filesystem>
 #include <map>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace h3p::runs {
 

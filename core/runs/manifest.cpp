@@ -91,7 +91,8 @@ json value_at(const json& root, const std::string& path) {
   return *node;
 }
 
-void check_identity(const ModelIdentity& run, const ModelIdentity& now, const std::string& context) {
+void check_identity(const ModelIdentity& run, const ModelIdentity& now,
+                    const std::string& context) {
   if (run.weights_digest != now.weights_digest) {
     fail(context, "identity.weights_digest",
          "the run was made with other model weights (" + run.weights_digest + ", now " +
@@ -144,8 +145,8 @@ json manifest_to_json(const Manifest& manifest) {
 Manifest manifest_from_json(const json& value, const std::string& context) {
   if (!value.is_object()) throw InputError(context + ": a manifest must be a JSON object");
   static const std::set<std::string> allowed = {
-      "format_version", "contract_name", "contract_digest", "impl_spec", "seed", "identity",
-      "environment", "params", "noise_digest", "conditioning_digest"};
+      "format_version", "contract_name", "contract_digest", "impl_spec",    "seed",
+      "identity",       "environment",   "params",          "noise_digest", "conditioning_digest"};
   for (const auto& [key, item] : value.items()) {
     if (!allowed.contains(key)) fail(context, key, "unknown field");
   }

@@ -4,9 +4,8 @@
 // A resume reads it back and refuses any difference except the environment.
 #include <cstdint>
 #include <filesystem>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/runs/identity.h"
 

@@ -54,7 +54,8 @@ RunLock RunLock::acquire(const std::filesystem::path& run_dir) {
 
   std::filesystem::path path = run_dir / ".lock";
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw_input(path.string(), std::string("cannot open lock file: ") + std::strerror(errno));
+  if (fd < 0)
+    throw_input(path.string(), std::string("cannot open lock file: ") + std::strerror(errno));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     std::string holder = err == EWOULDBLOCK ? describe_holder(fd) : std::string();

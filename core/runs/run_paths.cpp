@@ -11,8 +11,8 @@ namespace h3p::runs {
 namespace {
 
 bool is_plain_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '.' || c == '_' || c == '-' || c == '=';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-' || c == '=';
 }
 
 }  // namespace
@@ -31,8 +31,8 @@ std::string impl_dir_name(std::string_view impl_spec) {
     } else if (is_plain_char(c)) {
       out.push_back(c);
     } else {
-      throw_input(context, std::string("character '") + c +
-                               "' cannot appear in a run directory name");
+      throw_input(context,
+                  std::string("character '") + c + "' cannot appear in a run directory name");
     }
   }
   return out;
@@ -69,9 +69,8 @@ std::string step_stem(int step) {
 RunPaths RunPaths::locate(const std::filesystem::path& runs_root, const std::string& contract_name,
                           std::string_view impl_spec, std::uint64_t seed) {
   const bool safe = !contract_name.empty() && contract_name.front() != '.' &&
-                    std::all_of(contract_name.begin(), contract_name.end(), [](char c) {
-                      return is_plain_char(c) && c != '=';
-                    });
+                    std::all_of(contract_name.begin(), contract_name.end(),
+                                [](char c) { return is_plain_char(c) && c != '='; });
   if (!safe) throw_input("contract name '" + contract_name + "'", "not a safe directory name");
   return RunPaths(runs_root / contract_name / impl_dir_name(impl_spec) /
                   ("seed-" + std::to_string(seed)));

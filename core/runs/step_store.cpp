@@ -32,16 +32,17 @@ bool path_exists(const std::filesystem::path& path) {
 }
 
 // Parses and validates a sidecar's bytes; the file is named in every error.
-StepRecord parse_sidecar(const std::string& text, const std::filesystem::path& sidecar,
-                         int step, const std::string& expected_file) {
+StepRecord parse_sidecar(const std::string& text, const std::filesystem::path& sidecar, int step,
+                         const std::string& expected_file) {
   const json value = contract::parse_json_text(text, sidecar.string());
   if (!value.is_object()) throw_input(sidecar.string(), "a sidecar must be a JSON object");
   // Canonical form: any edit that leaves valid JSON (whitespace, key order) is still refused.
   if (value.dump(2) + "\n" != text) {
-    throw_input(sidecar.string(), "not in the canonical form this build writes (edited or corrupt)");
+    throw_input(sidecar.string(),
+                "not in the canonical form this build writes (edited or corrupt)");
   }
-  static const std::set<std::string> allowed = {"format_version", "step", "file", "file_digest",
-                                                "input_digest", "previous_digest",
+  static const std::set<std::string> allowed = {"format_version", "step",         "file",
+                                                "file_digest",    "input_digest", "previous_digest",
                                                 "inputs_saved"};
   for (const auto& [key, item] : value.items()) {
     if (!allowed.contains(key)) fail_field(sidecar, key, "unknown field");
@@ -56,13 +57,13 @@ StepRecord parse_sidecar(const std::string& text, const std::filesystem::path& s
   }
   StepRecord record;
   if (!value["step"].is_number_integer() || value["step"].get<std::int64_t>() != step) {
-    fail_field(sidecar, "step", "is " + value["step"].dump() + ", expected " +
-                                    std::to_string(step));
+    fail_field(sidecar, "step",
+               "is " + value["step"].dump() + ", expected " + std::to_string(step));
   }
   record.step = step;
   if (!value["file"].is_string() || value["file"].get<std::string>() != expected_file) {
-    fail_field(sidecar, "file", "is " + value["file"].dump() + ", expected \"" + expected_file +
-                                    "\"");
+    fail_field(sidecar, "file",
+               "is " + value["file"].dump() + ", expected \"" + expected_file + "\"");
   }
   for (const char* key : {"file_digest", "input_digest", "previous_digest"}) {
     if (!value[key].is_string() || !is_sha256_hex(value[key].get<std::string>())) {
@@ -81,9 +82,9 @@ StepRecord parse_sidecar(const std::string& text, const std::filesystem::path& s
 
 const std::vector<std::string>& call_input_names() {
   static const std::vector<std::string> names = {
-      "hidden_states", "audio_hidden_states", "encoder_hidden_states", "timestep",
-      "timestep_indices", "token_tags", "position_ids", "video_indices", "audio_indices",
-      "text_indices"};
+      "hidden_states",    "audio_hidden_states", "encoder_hidden_states", "timestep",
+      "timestep_indices", "token_tags",          "position_ids",          "video_indices",
+      "audio_indices",    "text_indices"};
   return names;
 }
 
@@ -112,12 +113,13 @@ void StepStore::save(int step, const std::vector<io::NamedTensor>& inputs, bool 
   const auto call_file = paths_.step_file(step);
   const auto sidecar = paths_.step_sidecar(step);
   // Step 1: the step must extend the saved chain by exactly one.
-  if (path_exists(sidecar)) throw_input(sidecar.string(), "step " + std::to_string(step) + " is already saved");
+  if (path_exists(sidecar))
+    throw_input(sidecar.string(), "step " + std::to_string(step) + " is already saved");
   const int complete = count_complete();
   if (step != complete) {
     throw_input(call_file.string(), "cannot save step " + std::to_string(step) + ": steps 0.." +
-                                        std::to_string(complete - 1) +
-                                        " are saved, the next is " + std::to_string(complete));
+                                        std::to_string(complete - 1) + " are saved, the next is " +
+                                        std::to_string(complete));
   }
   // Step 2: names.
   std::set<std::string> seen;
@@ -153,7 +155,8 @@ void StepStore::save(int step, const std::vector<io::NamedTensor>& inputs, bool 
   // Step 4: the call file, then the sidecar.
   std::error_code error;
   std::filesystem::create_directories(paths_.steps_dir(), error);
-  if (error) throw_input(paths_.steps_dir().string(), "cannot create directory: " + error.message());
+  if (error)
+    throw_input(paths_.steps_dir().string(), "cannot create directory: " + error.message());
   std::vector<io::NamedTensor> all;
   if (save_inputs) all = inputs;
   all.insert(all.end(), ordered_outputs.begin(), ordered_outputs.end());
@@ -165,13 +168,11 @@ void StepStore::save(int step, const std::vector<io::NamedTensor>& inputs, bool 
     const auto records = io::make_records(all, holder);
     record.file_digest = io::write_safetensors(call_file, records, metadata);
   }
-  const json sidecar_json = {{"format_version", kSidecarFormatVersion},
-                             {"step", record.step},
-                             {"file", call_file.filename().string()},
-                             {"file_digest", record.file_digest},
-                             {"input_digest", record.input_digest},
-                             {"previous_digest", record.previous_digest},
-                             {"inputs_saved", record.inputs_saved}};
+  const json sidecar_json = {
+      {"format_version", kSidecarFormatVersion}, {"step", record.step},
+      {"file", call_file.filename().string()},   {"file_digest", record.file_digest},
+      {"input_digest", record.input_digest},     {"previous_digest", record.previous_digest},
+      {"inputs_saved", record.inputs_saved}};
   io::atomic_write_text(sidecar, sidecar_json.dump(2) + "\n");
 }
 
@@ -185,10 +186,11 @@ LoadedStep StepStore::load_checked(int step, const std::string* expected_input_d
   const auto call_file = paths_.step_file(step);
   const auto sidecar = paths_.step_sidecar(step);
   // Step 1: the sidecar itself.
-  if (!path_exists(sidecar)) throw_input(sidecar.string(), "missing: step " + std::to_string(step) + " is not saved");
+  if (!path_exists(sidecar))
+    throw_input(sidecar.string(), "missing: step " + std::to_string(step) + " is not saved");
   LoadedStep loaded;
-  loaded.record = parse_sidecar(io::read_file(sidecar), sidecar, step,
-                                call_file.filename().string());
+  loaded.record =
+      parse_sidecar(io::read_file(sidecar), sidecar, step, call_file.filename().string());
   const StepRecord& record = loaded.record;
 
   // Step 2: the chain back to the previous sidecar, or the manifest for step 0.
@@ -197,8 +199,9 @@ LoadedStep StepStore::load_checked(int step, const std::string* expected_input_d
     fail_field(sidecar, "previous_digest", "chain broken: " + previous.string() + " is missing");
   }
   if (io::sha256_file(previous) != record.previous_digest) {
-    fail_field(sidecar, "previous_digest",
-               "chain broken: does not match " + previous.string() + " (replaced, reordered or edited)");
+    fail_field(
+        sidecar, "previous_digest",
+        "chain broken: does not match " + previous.string() + " (replaced, reordered or edited)");
   }
 
   // Step 3: the replayed inputs must be the saved ones.

@@ -38,8 +38,8 @@ struct StepRecord {
 // A verified step read back from disk.
 struct LoadedStep {
   StepRecord record;
-  at::Tensor sample;        // video velocity, as saved
-  at::Tensor audio_sample;  // audio velocity, as saved
+  at::Tensor sample;                    // video velocity, as saved
+  at::Tensor audio_sample;              // audio velocity, as saved
   std::vector<io::NamedTensor> inputs;  // in saved order; empty unless record.inputs_saved
 };
 

@@ -3,7 +3,6 @@
 // whitespace and location, pinned to a hand-computed value, sensitive to every field).
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -110,9 +109,9 @@ class TestContract : public QObject {
   void describe_lists_every_field() {
     const auto c = contract::parse_contract(valid_json(), "x.json");
     const std::string text = c.describe();
-    for (const char* word : {"unit", "preset:tiny", "a kite over a beach", "42 43 44", "124",
-                             "128x96", "32000", "50", "12", "psnr_db_min=30", "ssim_min=0.99",
-                             "require_gate: false"}) {
+    for (const char* word :
+         {"unit", "preset:tiny", "a kite over a beach", "42 43 44", "124", "128x96", "32000", "50",
+          "12", "psnr_db_min=30", "ssim_min=0.99", "require_gate: false"}) {
       QVERIFY2(text.find(word) != std::string::npos, word);
     }
   }
@@ -123,9 +122,7 @@ class TestContract : public QObject {
     QTest::addColumn<QString>("named");  // the field the message must name
     QTest::addColumn<QString>("what");   // a fragment of the reason
     auto row = [](const char* tag, const char* field, const char* value, const char* named,
-                  const char* what) {
-      QTest::newRow(tag) << field << value << named << what;
-    };
+                  const char* what) { QTest::newRow(tag) << field << value << named << what; };
     row("unknown key", "colour", "1", "colour", "unknown field");
     row("unknown bounds key", "bounds.lpips_max", "0.1", "bounds.lpips_max", "unknown field");
     row("name missing", "name", "<remove>", "name", "missing");
@@ -222,14 +219,15 @@ class TestContract : public QObject {
 
   void non_finite_numbers_are_refused() {
     for (const char* field : {"video_shift", "bounds.psnr_db_min", "bounds.ssim_min"}) {
-      for (double v : {std::numeric_limits<double>::infinity(),
-                       std::numeric_limits<double>::quiet_NaN()}) {
+      for (double v :
+           {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
         try {
           contract::parse_contract(mutated(valid_json(), field, v), "c.json");
           QFAIL(field);
         } catch (const InputError& e) {
-          QVERIFY2(std::string(e.what()).find(std::string("field '") + field + "'") !=
-                       std::string::npos, e.what());
+          QVERIFY2(
+              std::string(e.what()).find(std::string("field '") + field + "'") != std::string::npos,
+              e.what());
         }
       }
     }
@@ -324,14 +322,25 @@ class TestContract : public QObject {
   void digest_changes_with_every_field() {
     const auto base = contract::parse_contract(valid_json(), "c.json");
     const std::string digest = contract::contract_digest(base);
-    const std::vector<std::pair<std::string, json>> changes = {
-        {"name", "other"},          {"model", "preset:small"},  {"prompt", "a kite."},
-        {"text_tokens", 13},        {"reference_image", "r.png"}, {"seeds", {42, 44, 43}},
-        {"frames", 125},            {"width", 160},             {"height", 64},
-        {"fps", 25},                {"audio_sample_rate", 16000}, {"sampling_steps", 51},
-        {"video_shift", 12.000001}, {"audio_shift", 2.5},       {"bounds.psnr_db_min", 31},
-        {"bounds.ssim_min", 0.98},  {"bounds.temporal_rmse_max", 0.02},
-        {"bounds.audio_rel_l2_max", 0.06}, {"require_gate", true}};
+    const std::vector<std::pair<std::string, json>> changes = {{"name", "other"},
+                                                               {"model", "preset:small"},
+                                                               {"prompt", "a kite."},
+                                                               {"text_tokens", 13},
+                                                               {"reference_image", "r.png"},
+                                                               {"seeds", {42, 44, 43}},
+                                                               {"frames", 125},
+                                                               {"width", 160},
+                                                               {"height", 64},
+                                                               {"fps", 25},
+                                                               {"audio_sample_rate", 16000},
+                                                               {"sampling_steps", 51},
+                                                               {"video_shift", 12.000001},
+                                                               {"audio_shift", 2.5},
+                                                               {"bounds.psnr_db_min", 31},
+                                                               {"bounds.ssim_min", 0.98},
+                                                               {"bounds.temporal_rmse_max", 0.02},
+                                                               {"bounds.audio_rel_l2_max", 0.06},
+                                                               {"require_gate", true}};
     std::set<std::string> seen = {digest};
     for (const auto& [field, value] : changes) {
       const auto changed = contract::parse_contract(mutated(valid_json(), field, value), "c.json");

@@ -3,7 +3,6 @@
 // read, and every field that check_compatible must refuse (the environment excepted).
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -51,9 +50,10 @@ runs::Manifest sample_manifest(std::mt19937_64& rng) {
                              {"kernels/cuda/c.cu", hex_of(rng)}};
   m.identity.sources_digest = runs::sources_digest_of(m.identity.source_files);
   m.environment = runs::environment_info();
-  m.params = {{"frames", 124}, {"width", 128}, {"height", 96}, {"sampling_steps", 50},
-              {"video_shift", 12.0}, {"audio_shift", 3.0}, {"save_inputs", "all"},
-              {"geometry", {{"latent_frames", 37}, {"rows", {1, 2, 3}}}}};
+  m.params = {{"frames", 124},        {"width", 128},
+              {"height", 96},         {"sampling_steps", 50},
+              {"video_shift", 12.0},  {"audio_shift", 3.0},
+              {"save_inputs", "all"}, {"geometry", {{"latent_frames", 37}, {"rows", {1, 2, 3}}}}};
   m.noise_digest = hex_of(rng);
   m.conditioning_digest = "";
   return m;
@@ -175,31 +175,69 @@ class TestManifest : public QObject {
     QTest::addColumn<QString>("field");  // the key to change ("" for whole-file damage)
     QTest::addColumn<QString>("value");  // JSON text, "<remove>", or a damage keyword
     QTest::addColumn<QString>("named");  // the field the message names ("" = file only)
-    QTest::newRow("unknown key") << "extra" << "1" << "extra";
-    QTest::newRow("format_version") << "format_version" << "2" << "format_version";
-    QTest::newRow("format_version missing") << "format_version" << "<remove>" << "format_version";
-    QTest::newRow("contract_name empty") << "contract_name" << R"("")" << "contract_name";
-    QTest::newRow("contract_digest short") << "contract_digest" << R"("abc")" << "contract_digest";
-    QTest::newRow("impl_spec number") << "impl_spec" << "1" << "impl_spec";
-    QTest::newRow("seed negative") << "seed" << "-1" << "seed";
-    QTest::newRow("seed missing") << "seed" << "<remove>" << "seed";
-    QTest::newRow("identity missing") << "identity" << "<remove>" << "identity";
-    QTest::newRow("environment array") << "environment" << "[]" << "environment";
-    QTest::newRow("params missing") << "params" << "<remove>" << "params";
-    QTest::newRow("noise_digest upper") << "noise_digest" << "upper" << "noise_digest";
-    QTest::newRow("conditioning missing") << "conditioning_digest" << "<remove>"
+    QTest::newRow("unknown key") << "extra"
+                                 << "1"
+                                 << "extra";
+    QTest::newRow("format_version") << "format_version"
+                                    << "2"
+                                    << "format_version";
+    QTest::newRow("format_version missing") << "format_version"
+                                            << "<remove>"
+                                            << "format_version";
+    QTest::newRow("contract_name empty") << "contract_name"
+                                         << R"("")"
+                                         << "contract_name";
+    QTest::newRow("contract_digest short") << "contract_digest"
+                                           << R"("abc")"
+                                           << "contract_digest";
+    QTest::newRow("impl_spec number") << "impl_spec"
+                                      << "1"
+                                      << "impl_spec";
+    QTest::newRow("seed negative") << "seed"
+                                   << "-1"
+                                   << "seed";
+    QTest::newRow("seed missing") << "seed"
+                                  << "<remove>"
+                                  << "seed";
+    QTest::newRow("identity missing") << "identity"
+                                      << "<remove>"
+                                      << "identity";
+    QTest::newRow("environment array") << "environment"
+                                       << "[]"
+                                       << "environment";
+    QTest::newRow("params missing") << "params"
+                                    << "<remove>"
+                                    << "params";
+    QTest::newRow("noise_digest upper") << "noise_digest"
+                                        << "upper"
+                                        << "noise_digest";
+    QTest::newRow("conditioning missing") << "conditioning_digest"
+                                          << "<remove>"
                                           << "conditioning_digest";
-    QTest::newRow("weights digest") << "identity.weights_digest" << R"("zz")"
+    QTest::newRow("weights digest") << "identity.weights_digest"
+                                    << R"("zz")"
                                     << "identity.weights_digest";
-    QTest::newRow("identity unknown") << "identity.commit" << R"("abc")" << "identity.commit";
-    QTest::newRow("source file edited") << "identity.source_files" << "edit"
+    QTest::newRow("identity unknown") << "identity.commit"
+                                      << R"("abc")"
+                                      << "identity.commit";
+    QTest::newRow("source file edited") << "identity.source_files"
+                                        << "edit"
                                         << "identity.sources_digest";
-    QTest::newRow("source file digest") << "identity.source_files" << "bad"
+    QTest::newRow("source file digest") << "identity.source_files"
+                                        << "bad"
                                         << "identity.source_files['core/model/a.cpp']";
-    QTest::newRow("truncated") << "" << "truncate" << "";
-    QTest::newRow("duplicate key") << "" << "duplicate" << "";
-    QTest::newRow("empty") << "" << "empty" << "";
-    QTest::newRow("absent") << "" << "absent" << "";
+    QTest::newRow("truncated") << ""
+                               << "truncate"
+                               << "";
+    QTest::newRow("duplicate key") << ""
+                                   << "duplicate"
+                                   << "";
+    QTest::newRow("empty") << ""
+                           << "empty"
+                           << "";
+    QTest::newRow("absent") << ""
+                            << "absent"
+                            << "";
   }
 
   void manifest_read_refusals() {
@@ -267,9 +305,9 @@ class TestManifest : public QObject {
     for (const char* field :
          {"format_version", "identity.weights_digest", "identity.config_digest",
           "identity.source_files['core/ops/b.h']", "identity.source_files['core/new.cpp']",
-          "identity.source_files['kernels/cuda/c.cu'] removed", "contract_name",
-          "contract_digest", "impl_spec", "seed", "params.sampling_steps",
-          "params.geometry.rows[1]", "params.save_inputs added", "noise_digest"}) {
+          "identity.source_files['kernels/cuda/c.cu'] removed", "contract_name", "contract_digest",
+          "impl_spec", "seed", "params.sampling_steps", "params.geometry.rows[1]",
+          "params.save_inputs added", "noise_digest"}) {
       QTest::newRow(field) << field;
     }
   }
@@ -312,8 +350,7 @@ class TestManifest : public QObject {
     other.seed += 1;
     other.impl_spec = "provider";
     other.params["frames"] = 5;
-    expect_field_error([&] { runs::check_compatible(m, other, "m.json"); }, "m.json",
-                       "impl_spec");
+    expect_field_error([&] { runs::check_compatible(m, other, "m.json"); }, "m.json", "impl_spec");
   }
 };
 

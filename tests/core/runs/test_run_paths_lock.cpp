@@ -1,12 +1,11 @@
 // Run directory names (reversible impl-spec mapping, zero-padded steps) and the run lock:
 // exclusive within a process and across processes, recovered after its holder is killed.
-#include <QTemporaryDir>
-#include <QtTest>
-
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <QTemporaryDir>
+#include <QtTest>
 #include <filesystem>
 #include <fstream>
 #include <random>

@@ -6,7 +6,6 @@
 
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -42,17 +41,16 @@ std::vector<NamedTensor> random_inputs(std::mt19937_64& rng) {
   const int64_t text = 1 + static_cast<int64_t>(rng() % 7);
   const int64_t rows = video + audio + text;
   auto i64 = at::TensorOptions().dtype(at::kLong);
-  return {
-      {"hidden_states", at::randn({1, video, 96})},
-      {"audio_hidden_states", at::randn({1, audio, 32})},
-      {"encoder_hidden_states", at::randn({1, text, 48}).to(at::kBFloat16)},
-      {"timestep", at::rand({2})},
-      {"timestep_indices", at::randint(0, 2, {rows}, i64)},
-      {"token_tags", at::randint(0, 3, {rows}, i64)},
-      {"position_ids", at::randn({rows, 3}, at::TensorOptions().dtype(at::kDouble))},
-      {"video_indices", at::arange(text, text + video, i64)},
-      {"audio_indices", at::arange(text + video, rows, i64)},
-      {"text_indices", at::arange(0, text, i64)}};
+  return {{"hidden_states", at::randn({1, video, 96})},
+          {"audio_hidden_states", at::randn({1, audio, 32})},
+          {"encoder_hidden_states", at::randn({1, text, 48}).to(at::kBFloat16)},
+          {"timestep", at::rand({2})},
+          {"timestep_indices", at::randint(0, 2, {rows}, i64)},
+          {"token_tags", at::randint(0, 3, {rows}, i64)},
+          {"position_ids", at::randn({rows, 3}, at::TensorOptions().dtype(at::kDouble))},
+          {"video_indices", at::arange(text, text + video, i64)},
+          {"audio_indices", at::arange(text + video, rows, i64)},
+          {"text_indices", at::arange(0, text, i64)}};
 }
 
 std::vector<NamedTensor> random_outputs(const std::vector<NamedTensor>& inputs) {
@@ -70,9 +68,7 @@ void flip_byte(const fs::path& path, std::size_t offset) {
   write_text(path, bytes);
 }
 
-void truncate(const fs::path& path, std::size_t keep) {
-  fs::resize_file(path, keep);
-}
+void truncate(const fs::path& path, std::size_t keep) { fs::resize_file(path, keep); }
 
 // Expects `fn` to throw InputError whose message names `file`.
 template <typename Fn>
@@ -173,8 +169,7 @@ class TestStepStore : public QObject {
     QCOMPARE(file.metadata().at("impl_spec"), std::string("candidate:attention=provider"));
     QCOMPARE(file.tensors().size(), std::size_t{12});
     QCOMPARE(file.tensors().back().name, std::string("audio_sample"));
-    QCOMPARE(h3p::io::SafetensorsFile::open(f.paths.step_file(1)).tensors().size(),
-             std::size_t{2});
+    QCOMPARE(h3p::io::SafetensorsFile::open(f.paths.step_file(1)).tensors().size(), std::size_t{2});
   }
 
   void sidecar_chains_to_the_manifest_and_previous_sidecar() {
@@ -185,8 +180,8 @@ class TestStepStore : public QObject {
     QCOMPARE(s2.previous_digest, h3p::io::sha256_file(f.paths.step_sidecar(1)));
     QCOMPARE(s2.file_digest, h3p::io::sha256_file(f.paths.step_file(2)));
     const std::string text = read_text(f.paths.step_sidecar(2));
-    for (const char* key : {"\"step\": 2", "\"file\": \"002.safetensors\"", "\"inputs_saved\": true",
-                            "\"format_version\": 1"}) {
+    for (const char* key : {"\"step\": 2", "\"file\": \"002.safetensors\"",
+                            "\"inputs_saved\": true", "\"format_version\": 1"}) {
       QVERIFY2(text.find(key) != std::string::npos, key);
     }
   }
@@ -272,8 +267,8 @@ class TestStepStore : public QObject {
     Fixture f(rng_, 2);
     const auto sidecar = f.paths.step_sidecar(1);
     const auto size = fs::file_size(sidecar);
-    for (std::size_t keep : {std::size_t{0}, static_cast<std::size_t>(size / 2),
-                             static_cast<std::size_t>(size - 1)}) {
+    for (std::size_t keep :
+         {std::size_t{0}, static_cast<std::size_t>(size / 2), static_cast<std::size_t>(size - 1)}) {
       const std::string original = read_text(sidecar);
       truncate(sidecar, keep);
       expect_refused([&] { f.store.load(1, f.digest(1)); }, sidecar, "truncated sidecar");

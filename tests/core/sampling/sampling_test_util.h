@@ -46,7 +46,13 @@ inline std::uint64_t double_bits(double v) {
 
 }  // namespace h3p::sampling::test
 
-#define H3P_VERIFY_BITS(a, b)                                                             \
-  QVERIFY2(::h3p::sampling::test::bit_equal((a), (b)),                                    \
-           (::h3p::sampling::test::describe(a) + " vs " + ::h3p::sampling::test::describe(b)) \
-               .c_str())
+// Verifies equal bits; each argument is evaluated once (a draw inside it happens once).
+#define H3P_VERIFY_BITS(a, b)                                                          \
+  do {                                                                                 \
+    const at::Tensor h3p_lhs_ = (a);                                                   \
+    const at::Tensor h3p_rhs_ = (b);                                                   \
+    QVERIFY2(::h3p::sampling::test::bit_equal(h3p_lhs_, h3p_rhs_),                     \
+             (::h3p::sampling::test::describe(h3p_lhs_) + " vs " +                     \
+              ::h3p::sampling::test::describe(h3p_rhs_))                               \
+                 .c_str());                                                            \
+  } while (0)

@@ -93,7 +93,8 @@ void TestGolden::isolatedSteps() {
   for (const double shift : {12.0, 3.0}) {
     const Schedule s = make_schedule(50, shift);
     for (const int index : {0, 1, 2, 10, 24, 30, 47, 48}) {
-      const std::string p = "s" + std::to_string(static_cast<int>(shift)) + "_i" +
+      // The shift as Python prints it: "s12.0_i0_".
+      const std::string p = "s" + std::to_string(static_cast<int>(shift)) + ".0_i" +
                             std::to_string(index) + "_";
       const float t = load(f, p + "timestep").item<float>();
       QCOMPARE(float_bits(t), float_bits(s.timesteps[index]));

@@ -97,8 +97,12 @@ void TestLayout::anchorTimes() {
   const std::vector<double> s = spans(37);
   const double last = 12.0 + numpy_pairwise_sum(s.data(), 37) - kThird5;
   QCOMPARE(double_bits(keyframe_anchor_time("last", 12, 37)), double_bits(last));
-  // The last anchor sits on the last generated frame's time (up to summation order).
-  QVERIFY(qAbs(keyframe_anchor_time("last", 12, 37) - temporal_position_grid(37, 12.0)[36]) <
+  // The last anchor sits on the last pixel frame: the last latent frame (index 36 spans four
+  // pixel frames of 5/3) starts 5 rotary units earlier.
+  QVERIFY(qAbs(keyframe_anchor_time("last", 12, 37) - (temporal_position_grid(37, 12.0)[36] +
+                                                       5.0)) < 1e-9);
+  // A last latent frame of one pixel frame (index 35 of 36) is the anchor itself.
+  QVERIFY(qAbs(keyframe_anchor_time("last", 12, 36) - temporal_position_grid(36, 12.0)[35]) <
           1e-9);
   QVERIFY_THROWS_EXCEPTION(h3p::InputError, keyframe_anchor_time("middle", 12, 37));
 }
