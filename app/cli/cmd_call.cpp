@@ -1,4 +1,5 @@
 // `h3parity call`: replay one transformer call file with an impl spec and write its outputs.
+#include <initializer_list>
 #include <ATen/ATen.h>
 
 #include <cstdio>

@@ -1,6 +1,7 @@
 #include "app/cli/stop_signals.h"
 
 #include <csignal>
+#include <initializer_list>
 
 namespace h3p::cli {
 namespace {

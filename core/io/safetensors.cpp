@@ -1,5 +1,6 @@
 #include "core/io/safetensors.h"
 
+#include <initializer_list>
 #include <algorithm>
 #include <array>
 #include <bit>

@@ -1,5 +1,6 @@
 #include "core/runs/generation.h"
 
+#include <initializer_list>
 #include <ATen/ATen.h>
 
 #include <chrono>

@@ -1,5 +1,6 @@
 #include "core/runs/run_paths.h"
 
+#include <initializer_list>
 #include <algorithm>
 #include <cstdio>
 #include <system_error>

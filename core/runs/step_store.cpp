@@ -1,5 +1,6 @@
 #include "core/runs/step_store.h"
 
+#include <initializer_list>
 #include <algorithm>
 #include <set>
 #include <system_error>

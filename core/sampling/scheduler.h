@@ -25,7 +25,8 @@ std::vector<float> torch_linspace_f32(float start, float end, int steps);
 Schedule make_schedule(int grid_points, double shift);
 
 // One Euler step for rows at schedule position `index` (0 <= index < timesteps.size()).
-// `velocity` is the model output (any float dtype), `t` the timestep the model was given,
+// `velocity` is the model output (the reference loop passes it as fp32, `.float()`; do the
+// same for parity), `t` the timestep the model was given,
 // `sample` the current rows; returns the next rows in sample's dtype (computed in fp32 for
 // half-precision samples). Throws InputError for an index outside the schedule or shapes
 // that do not broadcast.

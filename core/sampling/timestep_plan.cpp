@@ -1,5 +1,6 @@
 #include "core/sampling/timestep_plan.h"
 
+#include <initializer_list>
 #include <ATen/ATen.h>
 
 #include <algorithm>
