@@ -1,0 +1,62 @@
+#pragma once
+// Instruction-set and thread-count selection shared by the gemm and attention kernels. The ISA
+// is chosen once at runtime: the best the CPU supports, lowered by the H3P_KERNELS_ISA
+// environment variable (scalar | avx2 | avx512) or by set_isa_for_tests(). Work is split over
+// fixed, globally aligned tiles, so the thread count never changes any result.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+
+#include <omp.h>
+
+namespace h3p::kernels::cpu {
+
+// Code paths of the compute-bound kernels, lowest to highest.
+enum class Isa {
+  scalar,  // portable C++, always compiled and tested
+  avx2,    // AVX2 + FMA, 8-lane fp32
+  avx512,  // AVX-512 F/BW/VL + FMA, 16-lane fp32
+};
+
+// "scalar", "avx2" or "avx512".
+const char* isa_name(Isa isa);
+
+// The highest path this CPU can run.
+Isa best_supported_isa();
+
+// The path the kernels take now: the test override if set, else H3P_KERNELS_ISA (read once;
+// an unknown value throws InputError, a value above the CPU's support is lowered to it), else
+// best_supported_isa().
+Isa active_isa();
+
+// Forces a path (lowered to what the CPU supports) for tests and benchmarks; nullopt restores
+// the default. Not for use while kernels run on other threads.
+void set_isa_for_tests(std::optional<Isa> isa);
+
+// Forces the kernels' worker count (>= 1) for tests and benchmarks; 0 restores kernel_threads().
+void set_threads_for_tests(int threads);
+
+// Worker count the kernels use now.
+int gemm_threads();
+
+// Calls body(item) once for every item in [0, items), split in contiguous static chunks over
+// at most gemm_threads() workers. body must write disjoint outputs for distinct items.
+template <typename Body>
+void run_items(std::int64_t items, Body&& body) {
+  if (items <= 0) return;
+  const std::int64_t threads = std::min<std::int64_t>(gemm_threads(), items);
+  if (threads <= 1) {
+    for (std::int64_t i = 0; i < items; ++i) body(i);
+    return;
+  }
+#pragma omp parallel num_threads(static_cast<int>(threads))
+  {
+    const std::int64_t t = omp_get_thread_num();
+    const std::int64_t nt = omp_get_num_threads();
+    const std::int64_t begin = items * t / nt;
+    const std::int64_t end = items * (t + 1) / nt;
+    for (std::int64_t i = begin; i < end; ++i) body(i);
+  }
+}
+
+}  // namespace h3p::kernels::cpu

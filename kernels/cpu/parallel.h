@@ -1,0 +1,35 @@
+#pragma once
+// Static work splitting for the CPU kernels. Every output element is produced by exactly one
+// worker in a fixed order, so results are the same bytes at any thread count.
+#include <algorithm>
+#include <cstdint>
+#include <thread>
+
+#include <omp.h>
+
+namespace h3p::kernels::cpu {
+
+// Threads the kernels use: the core count (set once per process; 1 when unknown).
+int kernel_threads();
+
+// Calls body(begin, end) over [0, n) split into contiguous chunks of at least `grain` items,
+// in parallel. Chunk boundaries depend on n and the thread count only; the body must write
+// disjoint outputs for disjoint ranges.
+template <typename Body>
+void parallel_for(std::int64_t n, std::int64_t grain, Body&& body) {
+  if (n <= 0) return;
+  const std::int64_t chunks = std::max<std::int64_t>(
+      1, std::min<std::int64_t>(kernel_threads(), (n + grain - 1) / std::max<std::int64_t>(grain, 1)));
+  if (chunks == 1) {
+    body(std::int64_t{0}, n);
+    return;
+  }
+#pragma omp parallel for schedule(static) num_threads(static_cast<int>(chunks))
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    const std::int64_t begin = n * c / chunks;
+    const std::int64_t end = n * (c + 1) / chunks;
+    if (begin < end) body(begin, end);
+  }
+}
+
+}  // namespace h3p::kernels::cpu
