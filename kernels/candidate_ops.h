@@ -1,12 +1,12 @@
 #pragma once
-// The candidate OpSet: our own kernels for every operator group (kernels/cpu, kernels/cuda).
-// None of the groups is implemented yet, so make_candidate_ops() returns null and any impl
-// spec that names the candidate is refused with a clear error.
+// The candidate OpSet: every OpSet primitive runs on our own kernels (kernels/cpu). ATen is
+// used only to check arguments and to allocate results; no ATen arithmetic runs. CPU tensors
+// only: CUDA tensors are refused with InputError until kernels/cuda is built.
 #include "core/ops/op_set.h"
 
 namespace h3p::kernels {
 
-// The candidate OpSet, or null while this build carries none.
+// The candidate OpSet (name "candidate"). Thread-safe to share; each call allocates its result.
 ops::OpSetPtr make_candidate_ops();
 
 }  // namespace h3p::kernels

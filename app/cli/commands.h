@@ -21,5 +21,7 @@ void add_call(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_schedule(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_generate(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_demo(CLI::App& app, Action& action, const GlobalOptions& global);
+void add_ablate(CLI::App& app, Action& action, const GlobalOptions& global);
+void add_bench(CLI::App& app, Action& action, const GlobalOptions& global);
 
 }  // namespace h3p::cli

@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   cli::add_generate(app, action, global);
   cli::add_call(app, action, global);
   cli::add_schedule(app, action, global);
+  cli::add_ablate(app, action, global);
+  cli::add_bench(app, action, global);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -21,6 +21,7 @@
 #include "core/runs/identity.h"
 #include "core/runs/manifest.h"
 #include "core/runs/run_lock.h"
+#include "core/runs/run_inputs.h"
 #include "core/runs/run_paths.h"
 #include "core/runs/step_store.h"
 #include "core/sampling/denoise_loop.h"
@@ -33,67 +34,10 @@ double rms(const at::Tensor& t) {
   return t.numel() == 0 ? 0.0 : std::sqrt(t.to(at::kDouble).pow(2).mean().item<double>());
 }
 
-std::vector<io::NamedTensor> noise_tensors(const sampling::InitialNoise& noise) {
-  std::vector<io::NamedTensor> out;
-  for (std::size_t i = 0; i < noise.keyframes.size(); ++i) {
-    out.push_back({"keyframe_noise_" + std::to_string(i), noise.keyframes[i]});
-  }
-  out.push_back({"video_noise", noise.video});
-  out.push_back({"audio_noise_rows", noise.audio_rows});
-  return out;
-}
-
-sampling::InitialNoise read_noise(const fs::path& file, std::size_t keyframes) {
-  io::SafetensorsFile f = io::SafetensorsFile::open(file);
-  sampling::InitialNoise noise;
-  for (std::size_t i = 0; i < keyframes; ++i) {
-    noise.keyframes.push_back(io::load_tensor(f, "keyframe_noise_" + std::to_string(i)));
-  }
-  noise.video = io::load_tensor(f, "video_noise");
-  noise.audio_rows = io::load_tensor(f, "audio_noise_rows");
-  return noise;
-}
-
-std::vector<io::NamedTensor> conditioning_tensors(const sampling::Conditioning& c) {
-  std::vector<io::NamedTensor> out = {{"encoder_hidden_states", c.encoder_hidden_states},
-                                      {"text_token_tags", c.text_token_tags}};
-  for (std::size_t i = 0; i < c.keyframe_latents.size(); ++i) {
-    out.push_back({"keyframe_latents_" + std::to_string(i), c.keyframe_latents[i]});
-  }
-  return out;
-}
-
 std::string write_tensors(const fs::path& file, const std::vector<io::NamedTensor>& tensors,
                           const std::map<std::string, std::string>& metadata = {}) {
   std::vector<at::Tensor> holder;
   return io::write_safetensors(file, io::make_records(tensors, holder), metadata);
-}
-
-// Refuses a stored input file whose digest is not the one the manifest recorded.
-void check_digest(const fs::path& file, const std::string& expected, const fs::path& manifest) {
-  const std::string actual = io::sha256_file(file);
-  if (actual != expected) {
-    throw InputError(file.string() + ": SHA-256 " + actual + " differs from " + expected +
-                     " recorded in " + manifest.string() + " (file changed or corrupt)");
-  }
-}
-
-nlohmann::json plan_params(const GenerateParams& p, const sampling::SamplingPlan& plan) {
-  const sampling::Geometry& g = plan.geometry;
-  return {{"frames", g.frames},
-          {"height", g.height},
-          {"width", g.width},
-          {"fps", g.fps},
-          {"num_latent_frames", g.num_latent_frames},
-          {"latent_height", g.latent_height},
-          {"latent_width", g.latent_width},
-          {"num_audio_latents", g.num_audio_latents},
-          {"sequence_length", plan.layout.sequence_length},
-          {"sampling_steps", p.contract.sampling_steps},
-          {"num_calls", plan.num_calls()},
-          {"video_shift", p.contract.video_shift},
-          {"audio_shift", p.contract.audio_shift},
-          {"save_inputs", to_string(p.save_inputs)}};
 }
 
 }  // namespace
@@ -169,7 +113,9 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
   expected.environment = environment_info();
   expected.environment["device"] = ops::describe_device(device);
   expected.environment["ops"] = spec.describe();
-  expected.params = plan_params(p, plan);
+  expected.environment["model_dir"] = fs::absolute(transformer_dir).lexically_normal().string();
+  expected.params = plan_params(plan, c.sampling_steps, c.video_shift, c.audio_shift,
+                                to_string(p.save_inputs));
 
   // 4. Inputs: drawn once for a new run, read back (digest-checked) for an existing one.
   sampling::InitialNoise noise;

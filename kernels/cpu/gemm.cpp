@@ -9,15 +9,12 @@
 // timed by tests/kernels/cpu/bench_kernels.cpp.
 #include "kernels/cpu/gemm.h"
 
-#include <cstdlib>
-#include <memory>
-#include <new>
 #include <string>
-#include <vector>
 
 #include "core/common/error.h"
 #include "kernels/cpu/gemm_dispatch.h"
 #include "kernels/cpu/gemm_micro.h"
+#include "kernels/cpu/gemm_scratch.h"
 
 namespace h3p::kernels::cpu {
 namespace {
@@ -29,28 +26,6 @@ constexpr std::int64_t kTilePanelsM = 8;
 constexpr std::int64_t kTilePanelsN = 4;
 // Output columns one GEMV work item owns.
 constexpr std::int64_t kGemvColumns = 64;
-
-struct FreeDeleter {
-  void operator()(float* p) const { std::free(p); }
-};
-
-// Growable 64-byte aligned fp32 buffer, one per calling thread, reused across calls.
-class Scratch {
- public:
-  float* get(std::size_t floats) {
-    if (floats > size_) {
-      const std::size_t bytes = ((floats * sizeof(float) + 63) / 64) * 64;
-      data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-      if (!data_) throw std::bad_alloc();
-      size_ = bytes / sizeof(float);
-    }
-    return data_.get();
-  }
-
- private:
-  std::unique_ptr<float, FreeDeleter> data_;
-  std::size_t size_ = 0;
-};
 
 struct IsaKernels {
   MicroTile tile;
@@ -101,7 +76,7 @@ void gemm(const char* op, const T* x, const T* w, const T* bias, T* y, std::int6
   check_dims(op, m, n, k);
   if (m == 0 || n == 0) return;
   const IsaKernels kern = kernels_for(active_isa());
-  thread_local Scratch scratch;
+  thread_local AlignedScratch scratch;
 
   // Step 1: fp32 bias and, for m <= kGemvMaxRows, fp32 rows of x.
   const bool small = m <= kGemvMaxRows;

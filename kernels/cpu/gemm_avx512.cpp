@@ -4,7 +4,8 @@
 
 #include "kernels/cpu/gemm_micro.h"
 
-// GCC 12 reports the intrinsics' own _mm512_undefined_* placeholders as maybe-uninitialized.
+// GCC 12 reports the intrinsics' own _mm*_undefined_* placeholders as uninitialized.
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #define H3P_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma")))

@@ -1,0 +1,129 @@
+// `h3parity ablate`: replay a provider run's saved step with operator groups swapped, or (with
+// --all-steps) the teacher-forced per-step drift beside the free-running one.
+#include <cstdio>
+
+#include "app/cli/candidate.h"
+#include "app/cli/commands.h"
+#include "app/cli/progress.h"
+#include "core/common/error.h"
+#include "core/io/atomic_file.h"
+#include "core/runs/ablation.h"
+
+namespace h3p::cli {
+namespace {
+
+std::vector<ops::Group> parse_groups(const std::string& text) {
+  std::vector<ops::Group> groups;
+  std::size_t start = 0;
+  while (start <= text.size() && !text.empty()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string name = text.substr(start, comma == std::string::npos ? comma : comma - start);
+    auto g = ops::parse_group(name);
+    if (!g) throw InputError("--groups: unknown group '" + name + "'");
+    groups.push_back(*g);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return groups;
+}
+
+void print_ablation(const runs::AblationResult& r) {
+  std::printf("ablation at step %d: provider %s (%s), candidate %s (%s)\n", r.params.step,
+              r.params.provider_run.string().c_str(), r.provider_spec.c_str(),
+              r.params.candidate_run.string().c_str(), r.candidate_spec.c_str());
+  std::printf("%-34s %12s %12s %12s %12s %8s\n", "impl spec", "video rel_l2", "audio rel_l2",
+              "video maxabs", "audio maxabs", "bitwise");
+  for (const auto& row : r.rows) {
+    std::printf("%-34s %12.3e %12.3e %12.3e %12.3e %8s\n", row.impl_spec.c_str(),
+                row.video.rel_l2, row.audio.rel_l2, row.video.max_abs, row.audio.max_abs,
+                row.video.bitwise_equal && row.audio.bitwise_equal ? "yes" : "no");
+  }
+  if (r.free_video) {
+    std::printf("%-34s %12.3e %12.3e %12.3e %12.3e %8s\n", "candidate run (free-running)",
+                r.free_video->rel_l2, r.free_audio->rel_l2, r.free_video->max_abs,
+                r.free_audio->max_abs,
+                r.free_video->bitwise_equal && r.free_audio->bitwise_equal ? "yes" : "no");
+  }
+}
+
+void print_drift(const runs::DriftResult& d, double threshold) {
+  std::printf("%4s %9s %9s | %13s %13s | %13s %13s\n", "step", "t_video", "t_audio",
+              "teacher video", "teacher audio", "free video", "free audio");
+  for (const auto& r : d.rows) {
+    std::printf("%4d %9.6f %9.6f | %13.3e %13.3e |", r.step, r.video_t, r.audio_t,
+                r.teacher_video.rel_l2, r.teacher_audio.rel_l2);
+    if (r.free_video) {
+      std::printf(" %13.3e %13.3e\n", r.free_video->rel_l2, r.free_audio->rel_l2);
+    } else {
+      std::printf(" %13s %13s\n", "-", "-");
+    }
+  }
+  const int first = d.first_over(threshold);
+  std::printf("first step whose one-step error exceeds %.1e: %s\n", threshold,
+              first < 0 ? "none" : std::to_string(first).c_str());
+}
+
+}  // namespace
+
+void add_ablate(CLI::App& app, Action& action, const GlobalOptions& global) {
+  struct Options {
+    runs::AblationParams params;
+    std::string groups, json, markdown, model;
+    bool all_steps = false;
+    double threshold = 1e-2;
+  };
+  auto opt = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "ablate", "replay a provider run's saved step with the candidate and with each operator "
+                "group swapped to the provider; or the teacher-forced drift of every step");
+  cmd->add_option("--candidate", opt->params.candidate_run, "the candidate's run directory")
+      ->required();
+  cmd->add_option("--provider", opt->params.provider_run, "the provider's run directory")
+      ->required();
+  auto* step = cmd->add_option("--step", opt->params.step, "the step to replay");
+  auto* all = cmd->add_flag("--all-steps", opt->all_steps,
+                            "teacher-forced drift: the candidate on every saved provider step");
+  step->excludes(all);
+  cmd->add_option("--groups", opt->groups, "groups to swap one at a time (default: all)");
+  cmd->add_option("--device", opt->params.device, "cpu | cuda[:N]")->capture_default_str();
+  cmd->add_option("--model", opt->model, "model directory (default: the provider run's)");
+  cmd->add_option("--json", opt->json, "write the result as JSON");
+  cmd->add_option("--markdown", opt->markdown, "write the result as Markdown");
+  cmd->add_option("--threshold", opt->threshold,
+                  "relative L2 that marks the first drifting step (--all-steps)")
+      ->capture_default_str();
+  cmd->callback([&action, &global, opt, step, all] {
+    action = [&global, opt, step, all] {
+      if (step->count() == 0 && all->count() == 0) {
+        throw InputError("ablate: give --step K or --all-steps");
+      }
+      runs::AblationParams params = opt->params;
+      params.groups = parse_groups(opt->groups);
+      params.model = opt->model;
+      ProgressBar bar("ablate", parse_progress_mode(global.progress));
+      params.progress = [&](double f, const std::string& what) { bar.update(f, what); };
+      std::string json_text, markdown;
+      if (opt->all_steps) {
+        const runs::DriftResult d = runs::teacher_forced_drift(params, candidate_ops());
+        bar.finish();
+        print_drift(d, opt->threshold);
+        nlohmann::json j = d.to_json();
+        j["first_step_over_threshold"] = d.first_over(opt->threshold);
+        j["threshold"] = opt->threshold;
+        json_text = j.dump(2);
+        markdown = d.to_markdown();
+      } else {
+        const runs::AblationResult r = runs::run_ablation(params, candidate_ops());
+        bar.finish();
+        print_ablation(r);
+        json_text = r.to_json().dump(2);
+        markdown = r.to_markdown();
+      }
+      if (!opt->json.empty()) io::atomic_write_text(opt->json, json_text + "\n");
+      if (!opt->markdown.empty()) io::atomic_write_text(opt->markdown, markdown);
+      return 0;
+    };
+  });
+}
+
+}  // namespace h3p::cli

@@ -1,0 +1,137 @@
+// `h3parity bench`: time one transformer call of a preset (small by default) with the provider
+// and with the candidate, in one run, on the demo geometry; print median time, GFLOP/s and the
+// candidate/provider ratio.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/candidate.h"
+#include "app/cli/commands.h"
+#include "app/cli/embedded_contracts.h"
+#include "core/common/error.h"
+#include "core/contract/contract.h"
+#include "core/io/atomic_file.h"
+#include "core/model/call_cost.h"
+#include "core/model/init_model.h"
+#include "core/ops/device.h"
+#include "core/ops/group_ops.h"
+#include "core/ops/provider_ops.h"
+#include "core/sampling/denoise_loop.h"
+
+namespace h3p::cli {
+namespace {
+
+// Median wall time of `repeats` forwards after one warm-up call.
+double median_seconds(const model::Transformer& t, const model::CallInputs& in,
+                      const ops::GroupOps& ops, int repeats) {
+  t.forward(in, ops);
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    t.forward(in, ops);
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace
+
+void add_bench(CLI::App& app, Action& action, const GlobalOptions&) {
+  struct Options {
+    std::string preset = "small", model, device = "cpu", json;
+    std::vector<std::string> impls{"provider", "candidate"};
+    int repeats = 5;
+  };
+  auto opt = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "time one transformer call (demo geometry) for several impl specs in one run: "
+               "median time, GFLOP/s, and each one's ratio to the first");
+  cmd->add_option("--preset", opt->preset, "model preset to build in a temporary directory")
+      ->capture_default_str();
+  cmd->add_option("--model", opt->model, "use this model directory instead of a preset");
+  cmd->add_option("--impl", opt->impls, "impl specs to time; the first is the peer")
+      ->capture_default_str();
+  cmd->add_option("--repeats", opt->repeats, "timed calls per impl spec (median)")
+      ->capture_default_str();
+  cmd->add_option("--device", opt->device, "cpu | cuda[:N]")->capture_default_str();
+  cmd->add_option("--json", opt->json, "also write the figures as JSON");
+  cmd->callback([&action, opt] {
+    action = [opt] {
+      namespace fs = std::filesystem;
+      if (opt->repeats < 1) throw InputError("--repeats: must be >= 1");
+      ops::configure_threads();
+      const at::Device device = ops::resolve_device(opt->device);
+      fs::path model_dir = opt->model;
+      fs::path temp;
+      if (model_dir.empty()) {
+        temp = fs::temp_directory_path() / ("h3parity-bench-" + std::to_string(::getpid()));
+        model::InitModelParams params;
+        params.preset = model::find_preset(opt->preset);
+        params.seed = params.preset.seed;
+        model_dir = model::init_model(temp, params);
+      }
+      auto loaded = model::load_transformer(model::resolve_transformer_dir(model_dir), device);
+      if (!temp.empty()) fs::remove_all(temp);
+      const model::Transformer transformer(loaded.config, std::move(loaded.weights));
+
+      // Step 0 of the demo contract's request, with the model's text width.
+      const contract::Contract c = contract::parse_contract(
+          nlohmann::json::parse(demo_contract_json()), "embedded demo contract");
+      const auto geometry = sampling::resolve_geometry(c.frames, c.height, c.width, c.fps);
+      const auto conditioning = sampling::synthesize_conditioning(
+          c.prompt, c.text_tokens, transformer.config().text_dim);
+      const auto plan = sampling::make_plan(geometry, conditioning, c.sampling_steps,
+                                            c.video_shift, c.audio_shift);
+      const auto noise = sampling::draw_initial_noise(
+          42, {}, {1, sampling::kLatentChannels, geometry.num_latent_frames,
+                   geometry.latent_height, geometry.latent_width},
+          {plan.layout.audio_indices.size(0), sampling::kAudioLatentChannels});
+      const auto inputs = sampling::step_inputs(
+          plan, sampling::initial_state(plan, conditioning, noise), 0);
+      const model::CallCost cost = model::call_cost(
+          transformer.config(), plan.layout.sequence_length, c.text_tokens, 1);
+
+      std::printf("bench: %s, %lld rows (%lld text), %.3f GFLOP per call, %d threads, %s, %s\n",
+                  opt->model.empty() ? ("preset " + opt->preset).c_str() : opt->model.c_str(),
+                  static_cast<long long>(plan.layout.sequence_length),
+                  static_cast<long long>(c.text_tokens), cost.total() / 1e9,
+                  at::get_num_threads(), ops::describe_device(device).c_str(),
+                  ops::torch_version_string().c_str());
+      std::printf("%-28s %12s %10s %10s\n", "impl spec", "median ms", "GFLOP/s", "ratio");
+      nlohmann::json rows = nlohmann::json::array();
+      double peer = 0;
+      for (const std::string& text : opt->impls) {
+        const auto spec = ops::ImplSpec::parse(text);
+        const auto group_ops = ops::resolve_group_ops(spec, candidate_ops());
+        const double s = median_seconds(transformer, inputs, group_ops, opt->repeats);
+        if (peer == 0) peer = s;
+        std::printf("%-28s %12.2f %10.2f %10.3f\n", text.c_str(), s * 1e3, cost.total() / s / 1e9,
+                    s / peer);
+        rows.push_back({{"impl", text}, {"median_ms", s * 1e3},
+                        {"gflops", cost.total() / s / 1e9}, {"ratio_to_first", s / peer}});
+      }
+      if (!opt->json.empty()) {
+        nlohmann::json out = {{"preset", opt->preset},
+                              {"sequence_length", plan.layout.sequence_length},
+                              {"gflop_per_call", cost.total() / 1e9},
+                              {"threads", at::get_num_threads()},
+                              {"device", ops::describe_device(device)},
+                              {"torch", ops::torch_version_string()},
+                              {"repeats", opt->repeats},
+                              {"rows", rows}};
+        io::atomic_write_text(opt->json, out.dump(2) + "\n");
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace h3p::cli
