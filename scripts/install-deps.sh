@@ -3,7 +3,8 @@
 # usage: scripts/install-deps.sh [--headless] [--tests] [--cluster]
 #   default   build dependencies of the full build (Qt, media, LibTorch, ...)
 #   --headless  only LibTorch + nlohmann/json + OpenSSL (+ CLI11, spdlog) — what a GPU node has
-#   --tests     also what the test suite needs (Xvfb, PulseAudio, ffmpeg CLI)
+#   --tests     also what the test suite needs (Xvfb, PulseAudio, ffmpeg CLI, clang's libFuzzer
+#               and ccache for the fuzz targets)
 #   --cluster   also the Slurm daemons for the cluster tests
 set -euo pipefail
 
@@ -27,7 +28,7 @@ if [[ $headless == 0 ]]; then
 fi
 if [[ $tests == 1 ]]; then
   packages+=(xvfb xauth pulseaudio pulseaudio-utils gstreamer1.0-plugins-good
-             gstreamer1.0-libav ffmpeg python3)
+             gstreamer1.0-libav ffmpeg python3 clang-14 libclang-rt-14-dev ccache)
 fi
 if [[ $cluster == 1 ]]; then
   packages+=(slurmctld slurmd slurm-client munge)

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Builds everything (default preset) and runs the whole test suite through CTest.
-# usage: scripts/test.sh [extra ctest arguments...]
+# Builds everything (default preset) and runs the whole test suite through CTest (the libFuzzer
+# smoke runs included: label fuzz, built by the suite itself into build/fuzz with clang), then
+# builds the asan preset (ASan + UBSan) and runs its unit and e2e tests.
+# usage: scripts/test.sh [extra ctest arguments...]   (passed to both CTest runs)
+#   H3P_TEST_ASAN=0 skips the sanitizer stage.
 # Installs what is missing, starts the test services that are not running (PulseAudio null
-# sink), stops what it started, and ends with one line: "N passed, N failed, N skipped".
-# Exits with CTest's status. Works as root or as a user with sudo on Debian 12.
+# sink), stops what it started, and ends with one line: "N passed, N failed, N skipped" (both
+# CTest runs together). Exits with the first non-zero CTest status. Works as root or as a user
+# with sudo on Debian 12.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-scripts/install-deps.sh --tests
+scripts/install-deps.sh --tests --cluster
 
 echo "test: configuring (preset default)"
 cmake --preset default >/dev/null
@@ -26,13 +30,54 @@ fi
 
 state=$root/build/default/test-services.state
 scripts/start-test-services.sh "$state"
-trap 'scripts/stop-test-services.sh "$state"' EXIT
+# A one-node Slurm cluster for the cluster tests (tests/e2e/slurm_array.sh uses it through
+# H3P_SLURM_DIR); stopped by PID below. Without it that test starts its own or skips.
+slurm_dir=$root/build/default/slurm
+stop_services() {
+  scripts/slurm-cluster.sh stop "$slurm_dir" >/dev/null 2>&1 || true
+  scripts/stop-test-services.sh "$state"
+}
+trap stop_services EXIT
 # shellcheck disable=SC1090
 source "$state"
+if scripts/slurm-cluster.sh status "$slurm_dir" 2>/dev/null; then
+  scripts/slurm-cluster.sh stop "$slurm_dir" || true
+fi
+rm -rf "$slurm_dir"
+if scripts/slurm-cluster.sh start "$slurm_dir"; then
+  export H3P_SLURM_DIR=$slurm_dir
+else
+  echo "test: no Slurm cluster (exit $?); the cluster test starts its own or skips"
+fi
 
 log=$root/build/default/ctest.log
+logs=("$log")
 ctest_status=0
 ctest --preset default -j2 --output-on-failure "$@" 2>&1 | tee "$log" || ctest_status=${PIPESTATUS[0]}
+
+# The sanitizer stage: the same sources under ASan + UBSan (gcc), unit and e2e labels; the
+# fuzz label is left out (the fuzz targets are sanitized builds already).
+if [[ ${H3P_TEST_ASAN:-1} == 1 ]]; then
+  echo "test: configuring (preset asan)"
+  cmake --preset asan >/dev/null
+  start=$(date +%s)
+  asan_status=0
+  cmake --build --preset asan --parallel "$(nproc)" || asan_status=$?
+  echo "test: asan build took $(( $(date +%s) - start )) s"
+  if [[ $asan_status != 0 ]]; then
+    echo "test: asan build failed (exit $asan_status)"
+    [[ $ctest_status != 0 ]] || ctest_status=$asan_status
+  else
+    asan_log=$root/build/asan/ctest.log
+    logs+=("$asan_log")
+    start=$(date +%s)
+    asan_ctest=0
+    ctest --preset asan -j2 --output-on-failure -L 'unit|e2e' -LE fuzz "$@" 2>&1 |
+      tee "$asan_log" || asan_ctest=${PIPESTATUS[0]}
+    echo "test: asan suite took $(( $(date +%s) - start )) s"
+    [[ $ctest_status != 0 ]] || ctest_status=$asan_ctest
+  fi
+fi
 
 # One result line per test: "k/N Test #i: name ....   Passed" (or ***Failed, ***Skipped,
 # ***Not Run (Disabled), ***Timeout, ***Exception: ...). Skipped and disabled count as skipped.
@@ -42,9 +87,9 @@ read -r passed failed skipped < <(
          else if ($0 ~ /\*\*\*Skipped|\*\*\*Not Run \(Disabled\)/) s++
          else f++
        }
-       END { printf "%d %d %d\n", p, f, s }' "$log")
+       END { printf "%d %d %d\n", p, f, s }' "${logs[@]}")
 
-scripts/stop-test-services.sh "$state"
+stop_services
 trap - EXIT
 echo "$passed passed, $failed failed, $skipped skipped"
 exit "$ctest_status"

@@ -16,6 +16,8 @@ void add_generate(CLI::App& app, Action& action, const GlobalOptions& global) {
     int64_t seed = -1;
     int64_t seed_index = -1;
     bool verify_last_step = false;
+    std::string gate;
+    bool skip_gate = false;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
@@ -34,6 +36,12 @@ void add_generate(CLI::App& app, Action& action, const GlobalOptions& global) {
                   "which calls keep their inputs: every | first | none")->capture_default_str();
   cmd->add_flag("--verify-last-step", opt->verify_last_step,
                 "recompute the last saved call and require a bitwise match");
+  auto* gate = cmd->add_option("--gate", opt->gate,
+                               "gate result to check when the contract requires the gate "
+                               "(default: gate.json next to the model)");
+  cmd->add_flag("--skip-gate", opt->skip_gate,
+                "start without a passed gate although the contract requires it (recorded in "
+                "the manifest)")->excludes(gate);
   cmd->callback([&action, &global, opt] {
     action = [&global, opt] {
       runs::GenerateParams params;
@@ -59,6 +67,8 @@ void add_generate(CLI::App& app, Action& action, const GlobalOptions& global) {
       params.device = opt->device;
       params.save_inputs = runs::parse_save_inputs(opt->save_inputs);
       params.verify_last_step = opt->verify_last_step;
+      params.gate_file = opt->gate;
+      params.skip_gate = opt->skip_gate;
       params.stop_requested = &install_stop_signals();
       ProgressBar bar("seed " + std::to_string(params.seed), parse_progress_mode(global.progress));
       params.on_step = [&](const runs::StepEvent& e) {

@@ -23,5 +23,13 @@ void add_generate(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_demo(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_ablate(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_bench(CLI::App& app, Action& action, const GlobalOptions& global);
+void add_decode(CLI::App& app, Action& action, const GlobalOptions& global);
+void add_compare(CLI::App& app, Action& action, const GlobalOptions& global);
+void add_export(CLI::App& app, Action& action, const GlobalOptions& global);
+void add_report(CLI::App& app, Action& action, const GlobalOptions& global);
+void add_gate(CLI::App& app, Action& action, const GlobalOptions& global);
+void add_resume_check(CLI::App& app, Action& action, const GlobalOptions& global);
+void add_adopt(CLI::App& app, Action& action, const GlobalOptions& global);
+void add_slurm(CLI::App& app, Action& action, const GlobalOptions& global);
 
 }  // namespace h3p::cli

@@ -25,6 +25,14 @@ int main(int argc, char** argv) {
   cli::add_schedule(app, action, global);
   cli::add_ablate(app, action, global);
   cli::add_bench(app, action, global);
+  cli::add_decode(app, action, global);
+  cli::add_compare(app, action, global);
+  cli::add_export(app, action, global);
+  cli::add_report(app, action, global);
+  cli::add_gate(app, action, global);
+  cli::add_resume_check(app, action, global);
+  cli::add_adopt(app, action, global);
+  cli::add_slurm(app, action, global);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

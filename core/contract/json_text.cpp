@@ -16,6 +16,10 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& context
     switch (event) {
       case Event::object_start:
       case Event::array_start:
+        if (open.size() >= kMaxJsonDepth) {
+          throw_input(context, "not valid JSON: nested deeper than " +
+                                   std::to_string(kMaxJsonDepth) + " levels");
+        }
         open.emplace_back();
         break;
       case Event::object_end:

@@ -26,6 +26,10 @@ nlohmann::json parse_json_unique_keys(std::string_view text, const std::string& 
     switch (event) {
       case Event::object_start:
       case Event::array_start: {
+        if (stack.size() >= kMaxJsonDepth) {
+          throw_input(context, "invalid JSON: nested deeper than " +
+                                   std::to_string(kMaxJsonDepth) + " levels");
+        }
         Frame frame;
         frame.is_object = event == Event::object_start;
         if (!stack.empty())

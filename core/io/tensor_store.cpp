@@ -33,13 +33,13 @@ void check_shard_name(const std::string& shard, const std::string& index) {
   }
 }
 
-// Refuses a shard that is a symlink resolving outside `dir`.
-void check_confined(const fs::path& dir, const fs::path& shard_path, const std::string& index) {
-  const std::string ctx = index + ": shard " + quote(shard_path.filename().string());
+// Refuses a file of the component (index, single file or shard) that is a symlink resolving
+// outside `dir`; `ctx` names it in the error.
+void check_confined(const fs::path& dir, const fs::path& path, const std::string& ctx) {
   std::error_code ec;
-  const auto status = fs::symlink_status(shard_path, ec);
+  const auto status = fs::symlink_status(path, ec);
   if (ec || !fs::is_symlink(status)) return;  // a missing or plain file fails or passes on open
-  const fs::path real = fs::canonical(shard_path, ec);
+  const fs::path real = fs::canonical(path, ec);
   if (ec) throw_input(ctx, "symlink cannot be resolved: " + ec.message());
   const fs::path base = fs::canonical(dir, ec);
   if (ec) throw_input(dir.string(), "cannot resolve directory: " + ec.message());
@@ -80,6 +80,7 @@ TensorStore TensorStore::open(const fs::path& dir, const std::string& stem) {
       throw_input(dir.string(), "neither " + single_path.filename().string() + " nor " +
                                     index_path.filename().string() + " exists");
     }
+    check_confined(dir, single_path, single_path.string());
     store.files_.push_back(SafetensorsFile::open(single_path));
     for (const auto& info : store.files_.front().tensors()) store.where_.emplace(info.name, 0);
     return store;
@@ -87,6 +88,7 @@ TensorStore TensorStore::open(const fs::path& dir, const std::string& stem) {
 
   // Sharded: group the map by shard (std::map keeps the shards sorted by name).
   const std::string index = index_path.string();
+  check_confined(dir, index_path, index);
   const auto weight_map = read_weight_map(index_path);
   std::map<std::string, std::vector<std::string>> by_shard;
   for (const auto& [tensor, shard] : weight_map) by_shard[shard].push_back(tensor);
@@ -94,7 +96,7 @@ TensorStore TensorStore::open(const fs::path& dir, const std::string& stem) {
   for (const auto& [shard, listed] : by_shard) {
     check_shard_name(shard, index);
     const fs::path shard_path = dir / shard;
-    check_confined(dir, shard_path, index);
+    check_confined(dir, shard_path, index + ": shard " + quote(shard));
     SafetensorsFile file = SafetensorsFile::open(shard_path);
     const std::size_t slot = store.files_.size();
     // Every listed tensor is in its shard ...

@@ -16,10 +16,11 @@ struct StoredTensor {
   const TensorInfo* info = nullptr;
 };
 
-// Opens every file of a component. The index's `weight_map` must name shards that are plain
-// file names inside the component directory (no separators, no `..`, no symlink leaving the
-// directory), every listed tensor must exist in its shard, and no tensor may appear in two
-// shards. Throws InputError naming the index or shard file and the tensor.
+// Opens every file of a component. No file of it (index, single file, shard) may be a symlink
+// resolving outside the component directory. The index's `weight_map` must name shards that
+// are plain file names inside the directory (no separators, no `..`), every listed tensor must
+// exist in its shard, and no tensor may appear in two shards. Throws InputError naming the
+// index or shard file and the tensor.
 class TensorStore {
  public:
   // `dir` holds `<stem>.safetensors` or `<stem>.safetensors.index.json` (the index wins).

@@ -9,6 +9,7 @@
 #include "core/common/error.h"
 #include "core/io/atomic_file.h"
 #include "core/io/aten_bridge.h"
+#include "core/model/init_decoders.h"
 #include "core/model/weights.h"
 
 namespace h3p::model {
@@ -49,6 +50,9 @@ std::filesystem::path init_model(const std::filesystem::path& dir, const InitMod
                         {{"format", "pt"}, {"h3parity_preset", params.preset.name},
                          {"h3parity_seed", std::to_string(params.seed)}});
   io::atomic_write_text(tdir / "config.json", transformer_config_to_json(config).dump(2) + "\n");
+  if (params.decoders != "none") {
+    init_decoders(dir, find_decoder_preset(params.decoders), params.seed);
+  }
   if (progress) progress(1.0);
   return tdir;
 }

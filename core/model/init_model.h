@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <string>
 
 #include "core/model/presets.h"
 
@@ -14,11 +15,15 @@ struct InitModelParams {
   uint64_t seed = 0;
   // Store every parameter in fp32 instead of the mixed-precision checkpoint dtypes.
   bool all_fp32 = false;
+  // Decoder preset written as vae/ and audio_vae/ (see init_decoders), or "none".
+  std::string decoders = "tiny";
 };
 
-// Writes `<dir>/transformer/`; every file atomically. Weights: one CPU generator seeded with
-// `seed`, parameters drawn in parameter_specs order: weights N(0, 1/fan_in), biases
-// N(0, 0.02²), norm weights 1 + N(0, 0.05²). Returns the transformer directory.
+// Writes `<dir>/transformer/` and, unless params.decoders is "none", `<dir>/vae/` and
+// `<dir>/audio_vae/` (the transformer files do not depend on the decoders); every file
+// atomically. Transformer weights: one CPU generator seeded with `seed`, parameters drawn in
+// parameter_specs order: weights N(0, 1/fan_in), biases N(0, 0.02²), norm weights
+// 1 + N(0, 0.05²). Returns the transformer directory.
 std::filesystem::path init_model(const std::filesystem::path& dir, const InitModelParams& params,
                                  const std::function<void(double)>& progress = {});
 

@@ -50,4 +50,42 @@ ModelPreset find_preset(const std::string& name, int64_t layers) {
   return p;
 }
 
+std::vector<std::string> decoder_preset_names() { return {"tiny", "released"}; }
+
+DecoderPreset find_decoder_preset(const std::string& name) {
+  DecoderPreset p;
+  p.name = name;
+  if (name == "tiny") {
+    VideoVaeConfig& v = p.vae;
+    v.block_out_channels = {4, 4, 8, 8};
+    v.layers_per_block = 1;
+    v.spatial_downsample_factors = {2, 2, 2, 2};
+    v.temporal_downsample_factors = {1, 2, 2, 1};
+    v.norm_num_groups = 4;
+    v.decoder_num_layers = 2;
+    v.decoder_num_attention_heads = 2;
+    v.decoder_attention_head_dim = 16;
+    AudioVaeConfig& a = p.audio_vae;
+    a.encoder_dim = 1;
+    a.latent_dim = 64;
+    a.num_attention_heads = 2;
+    a.decoder_dim = 32;
+    a.decoder_rates = {5, 5, 4, 4, 2};
+    a.decoder_kernel_sizes = {11, 11, 8, 8, 4};
+    p.description = "real latent geometry; 2-block 32-wide ViT video decoder, 5-stage "
+                    "32-channel BigVGAN audio decoder: tests and the demo";
+  } else if (name == "released") {
+    p.description = "the released checkpoints' configs";
+  } else {
+    throw InputError("unknown decoder preset '" + name + "' (tiny, released)");
+  }
+  p.vae.latents_mean.assign(static_cast<std::size_t>(p.vae.latent_channels), 0.0);
+  p.vae.latents_std.assign(static_cast<std::size_t>(p.vae.latent_channels), 1.0);
+  p.audio_vae.latents_mean.assign(static_cast<std::size_t>(p.audio_vae.latent_channels), 0.0);
+  p.audio_vae.latents_std.assign(static_cast<std::size_t>(p.audio_vae.latent_channels), 1.0);
+  p.vae.validate("decoder preset " + name);
+  p.audio_vae.validate("decoder preset " + name);
+  return p;
+}
+
 }  // namespace h3p::model

@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <tuple>
+
 #include "core/common/error.h"
 
 namespace h3p::model {
@@ -39,6 +41,11 @@ const std::vector<std::string>& call_input_names() {
       "hidden_states",  "audio_hidden_states", "encoder_hidden_states", "timestep",
       "timestep_indices", "token_tags",        "position_ids",          "video_indices",
       "audio_indices",  "text_indices"};
+  return names;
+}
+
+const std::vector<std::string>& call_output_names() {
+  static const std::vector<std::string> names = {"sample", "audio_sample"};
   return names;
 }
 
@@ -132,6 +139,14 @@ at::Tensor Transformer::attention(const ops::OpSet& gemm_ops, const ops::GroupOp
 
 CallOutputs Transformer::forward(const CallInputs& raw, const ops::GroupOps& ops,
                                  const CallTrace& trace) const {
+  const CallContext context = prepare(raw, ops, trace);
+  at::Tensor x = context.x;
+  for (std::size_t i = 0; i < weights_.blocks.size(); ++i) x = block(i, x, context, ops, trace);
+  return head(x, context, ops, trace);
+}
+
+CallContext Transformer::prepare(const CallInputs& raw, const ops::GroupOps& ops,
+                                 const CallTrace& trace) const {
   auto emit = [&](const std::string& name, const at::Tensor& value) {
     if (trace) trace(name, value);
   };
@@ -139,16 +154,17 @@ CallOutputs Transformer::forward(const CallInputs& raw, const ops::GroupOps& ops
   const TransformerWeights& w = weights_;
   const at::Device device = w.proj_in_w.device();
   auto dev = [&](const at::Tensor& t) { return t.to(device); };
-  const at::Tensor timestep_indices = dev(raw.timestep_indices);
+  CallContext context;
+  context.timestep_indices = dev(raw.timestep_indices);
   const at::Tensor token_tags = dev(raw.token_tags);
-  const at::Tensor video_indices = dev(raw.video_indices);
-  const at::Tensor audio_indices = dev(raw.audio_indices);
+  context.video_indices = dev(raw.video_indices);
+  context.audio_indices = dev(raw.audio_indices);
   const at::Tensor text_indices = dev(raw.text_indices);
   const int64_t seq = raw.position_ids.size(0);
   const ops::OpSet& embed = ops(Group::embed);
 
   // 1. RoPE tables in fp32.
-  auto [cos, sin] = rope_tables(dev(raw.position_ids), c);
+  std::tie(context.cos, context.sin) = rope_tables(dev(raw.position_ids), c);
 
   // 2. Per-modality projections (rows only: the batch dimension is 1), token refiner.
   at::Tensor video = dev(raw.hidden_states).squeeze(0).to(w.proj_in_w.scalar_type());
@@ -181,8 +197,9 @@ CallOutputs Transformer::forward(const CallInputs& raw, const ops::GroupOps& ops
   const auto stream_dtype = text_embeds.scalar_type();
   at::Tensor x = at::zeros({seq, text_embeds.size(-1)}, text_embeds.options());
   x = x.index_copy(0, text_indices, text_embeds);
-  x = x.index_copy(0, video_indices, video_embeds.to(stream_dtype));
-  x = x.index_copy(0, audio_indices, audio_embeds.to(stream_dtype));
+  x = x.index_copy(0, context.video_indices, video_embeds.to(stream_dtype));
+  x = x.index_copy(0, context.audio_indices, audio_embeds.to(stream_dtype));
+  context.x = x;
 
   // 4. One timestep embedding per distinct noise level, kept at the time embedder's precision.
   at::Tensor temb = embed.timestep_sinusoid(dev(raw.timestep), c.freq_dim);
@@ -191,48 +208,70 @@ CallOutputs Transformer::forward(const CallInputs& raw, const ops::GroupOps& ops
   temb = embed.silu(temb);
   temb = embed.linear(temb, w.time_linear_2_w, w.time_linear_2_b);
   emit("temb", temb);
+  context.temb = temb;
 
   // 5. Row -> AdaLN table row.
-  const at::Tensor adaln_rows = at::add(at::mul(timestep_indices, kModalities), token_tags);
+  context.adaln_rows = at::add(at::mul(context.timestep_indices, kModalities), token_tags);
+  return context;
+}
 
-  // 6. Blocks.
+at::Tensor Transformer::block(std::size_t index, const at::Tensor& x_in,
+                              const CallContext& context, const ops::GroupOps& ops,
+                              const CallTrace& trace) const {
+  if (index >= weights_.blocks.size()) {
+    throw InputError("transformer block " + std::to_string(index) + ": the model has " +
+                     std::to_string(weights_.blocks.size()) + " blocks");
+  }
+  auto emit = [&](const std::string& name, const at::Tensor& value) {
+    if (trace) trace(name, value);
+  };
+  const TransformerConfig& c = config_;
   const ops::OpSet& adaln = ops(Group::adaln);
   const ops::OpSet& gemm = ops(Group::gemm);
   const ops::OpSet& norm = ops(Group::norm);
   const ops::OpSet& residual = ops(Group::residual);
-  for (std::size_t i = 0; i < w.blocks.size(); ++i) {
-    const BlockWeights& b = w.blocks[i];
-    at::Tensor act = adaln.silu(temb).to(b.adaln_weight.scalar_type());
-    at::Tensor table = adaln.linear(act, b.adaln_weight, b.adaln_bias).view({-1, 6 * c.hidden_size});
-    auto mods = table.chunk(6, -1);  // shift_msa, scale_msa, gate_msa, shift_mlp, scale_mlp, gate_mlp
-    auto row = [&](int k) { return adaln.gather_rows(mods[k], adaln_rows); };
+  const BlockWeights& b = weights_.blocks[index];
+  at::Tensor x = x_in;
+  at::Tensor act = adaln.silu(context.temb).to(b.adaln_weight.scalar_type());
+  at::Tensor table = adaln.linear(act, b.adaln_weight, b.adaln_bias).view({-1, 6 * c.hidden_size});
+  auto mods = table.chunk(6, -1);  // shift_msa, scale_msa, gate_msa, shift_mlp, scale_mlp, gate_mlp
+  auto row = [&](int k) { return adaln.gather_rows(mods[k], context.adaln_rows); };
 
-    at::Tensor n = norm.norm_modulate(x, b.norm1, c.norm_eps, row(1), row(0));
-    at::Tensor attn = attention(gemm, ops, /*refiner=*/false, b.attn, n, &cos, &sin);
-    const std::string name = "blocks." + std::to_string(i);
-    emit(name + ".attn", attn);
-    x = residual.gated_residual(x, row(2), attn);
+  at::Tensor n = norm.norm_modulate(x, b.norm1, c.norm_eps, row(1), row(0));
+  at::Tensor attn = attention(gemm, ops, /*refiner=*/false, b.attn, n, &context.cos, &context.sin);
+  const std::string name = "blocks." + std::to_string(index);
+  emit(name + ".attn", attn);
+  x = residual.gated_residual(x, row(2), attn);
 
-    n = norm.norm_modulate(x, b.norm2, c.norm_eps, row(4), row(3));
-    at::Tensor h = ops(Group::swiglu).swiglu(gemm.linear(n, b.ff.proj, std::nullopt));
-    at::Tensor ff = gemm.linear(h, b.ff.out, std::nullopt);
-    emit(name + ".ff", ff);
-    x = residual.gated_residual(x, row(5), ff);
-    emit(name + ".out", x);
-  }
+  n = norm.norm_modulate(x, b.norm2, c.norm_eps, row(4), row(3));
+  at::Tensor h = ops(Group::swiglu).swiglu(gemm.linear(n, b.ff.proj, std::nullopt));
+  at::Tensor ff = gemm.linear(h, b.ff.out, std::nullopt);
+  emit(name + ".ff", ff);
+  x = residual.gated_residual(x, row(5), ff);
+  emit(name + ".out", x);
+  return x;
+}
 
-  // 7. Output head: norm_out modulated per timestep (not per modality), both heads on all rows.
+CallOutputs Transformer::head(const at::Tensor& x, const CallContext& context,
+                              const ops::GroupOps& ops, const CallTrace& trace) const {
+  auto emit = [&](const std::string& name, const at::Tensor& value) {
+    if (trace) trace(name, value);
+  };
+  const TransformerConfig& c = config_;
+  const TransformerWeights& w = weights_;
+  // Output head: norm_out modulated per timestep (not per modality), both heads on all rows.
   const ops::OpSet& head = ops(Group::head);
-  at::Tensor act = head.silu(temb).to(w.norm_out_linear_w.scalar_type());
+  at::Tensor act = head.silu(context.temb).to(w.norm_out_linear_w.scalar_type());
   auto shift_scale = head.linear(act, w.norm_out_linear_w, w.norm_out_linear_b).chunk(2, -1);
   at::Tensor out = head.norm_modulate(x, w.norm_out_norm, c.final_norm_eps,
-                                      head.gather_rows(shift_scale[1], timestep_indices),
-                                      head.gather_rows(shift_scale[0], timestep_indices));
+                                      head.gather_rows(shift_scale[1], context.timestep_indices),
+                                      head.gather_rows(shift_scale[0], context.timestep_indices));
   emit("norm_out", out);
   out = out.to(w.proj_out_w.scalar_type());
-  at::Tensor video_out = head.linear(out, w.proj_out_w, w.proj_out_b).index_select(0, video_indices);
+  at::Tensor video_out =
+      head.linear(out, w.proj_out_w, w.proj_out_b).index_select(0, context.video_indices);
   at::Tensor audio_out =
-      head.linear(out, w.audio_proj_out_w, w.audio_proj_out_b).index_select(0, audio_indices);
+      head.linear(out, w.audio_proj_out_w, w.audio_proj_out_b).index_select(0, context.audio_indices);
   emit("sample", video_out);
   emit("audio_sample", audio_out);
   return {video_out.to(at::kFloat).unsqueeze(0), audio_out.to(at::kFloat).unsqueeze(0)};

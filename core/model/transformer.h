@@ -32,6 +32,8 @@ struct CallOutputs {
 
 // The diffusers names of the inputs, in the canonical order used for digests and call files.
 const std::vector<std::string>& call_input_names();
+// The names of the outputs in a call file: sample, audio_sample.
+const std::vector<std::string>& call_output_names();
 
 // Checks shapes, dtypes and index ranges of a call against `config`; throws InputError
 // naming `origin` and the argument.
@@ -46,6 +48,18 @@ void validate_call(const CallInputs& inputs, const TransformerConfig& config,
 // implementations can be compared stage by stage.
 using CallTrace = std::function<void(const std::string& name, const at::Tensor& value)>;
 
+// What every block of one call shares, computed once by Transformer::prepare(). All tensors
+// live on the weights' device.
+struct CallContext {
+  at::Tensor cos, sin;           // RoPE tables (S, 6F) fp32
+  at::Tensor temb;               // one timestep embedding per distinct noise level (n, D)
+  at::Tensor adaln_rows;         // (S,) i64: row -> AdaLN table row (timestep * 3 + modality)
+  at::Tensor timestep_indices;   // (S,) i64
+  at::Tensor video_indices;      // (Nv,) i64
+  at::Tensor audio_indices;      // (Na,) i64
+  at::Tensor x;                  // (S, hidden) the packed residual stream entering block 0
+};
+
 class Transformer {
  public:
   Transformer(TransformerConfig config, TransformerWeights weights);
@@ -53,9 +67,23 @@ class Transformer {
   const TransformerConfig& config() const { return config_; }
   const TransformerWeights& weights() const { return weights_; }
 
-  // One forward. Inputs are moved to the weights' device; outputs stay there.
+  // One forward: prepare(), every block() in order, head(). Inputs are moved to the weights'
+  // device; outputs stay there.
   CallOutputs forward(const CallInputs& inputs, const ops::GroupOps& ops,
                       const CallTrace& trace = {}) const;
+
+  // The part of a forward before the blocks: RoPE tables, embeddings, token refiner, packed
+  // sequence, timestep embedding and AdaLN row map (emits the stages up to "temb").
+  CallContext prepare(const CallInputs& inputs, const ops::GroupOps& ops,
+                      const CallTrace& trace = {}) const;
+  // Block `index` (0-based, < config().num_layers) on the residual stream `x` (S, hidden);
+  // returns the stream after the block (emits "blocks.<index>.attn|ff|out").
+  at::Tensor block(std::size_t index, const at::Tensor& x, const CallContext& context,
+                   const ops::GroupOps& ops, const CallTrace& trace = {}) const;
+  // The output head on the stream after the last block (emits "norm_out", "sample",
+  // "audio_sample"); outputs fp32 with the batch dimension.
+  CallOutputs head(const at::Tensor& x, const CallContext& context, const ops::GroupOps& ops,
+                   const CallTrace& trace = {}) const;
 
  private:
   at::Tensor attention(const ops::OpSet& gemm_ops, const ops::GroupOps& ops, bool refiner,

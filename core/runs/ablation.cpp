@@ -10,6 +10,7 @@
 #include "core/model/weights.h"
 #include "core/ops/device.h"
 #include "core/ops/group_ops.h"
+#include "core/runs/comparable.h"
 #include "core/runs/identity.h"
 #include "core/runs/run_reader.h"
 
@@ -19,23 +20,8 @@ namespace {
 
 // The two runs must come from the same request: contract, seed, model and stored inputs.
 void check_comparable(const RunReader& provider, const RunReader& candidate) {
-  const Manifest& p = provider.manifest();
-  const Manifest& c = candidate.manifest();
-  const std::string where = candidate.paths().manifest().string();
-  auto same = [&](bool ok, const std::string& field, const std::string& what) {
-    if (!ok) {
-      throw InputError(where + ": field '" + field + "': " + what + " differs from " +
-                       provider.paths().manifest().string() + "; the runs are not comparable");
-    }
-  };
-  same(c.contract_digest == p.contract_digest, "contract_digest", "the contract");
-  same(c.seed == p.seed, "seed", "the seed");
-  same(c.identity.weights_digest == p.identity.weights_digest, "identity.weights_digest",
-       "the model weights");
-  same(c.identity.config_digest == p.identity.config_digest, "identity.config_digest",
-       "the model config");
-  same(c.noise_digest == p.noise_digest, "noise_digest", "the initial noise");
-  same(c.conditioning_digest == p.conditioning_digest, "conditioning_digest", "the conditioning");
+  runs::check_comparable(provider.manifest(), provider.paths().manifest(), candidate.manifest(),
+                         candidate.paths().manifest());
 }
 
 // Loads the model the provider run was made with and checks it is the same model.
@@ -55,6 +41,22 @@ model::Transformer load_model(const AblationParams& params, const RunReader& pro
   }
   auto loaded = model::load_transformer(dir, device);
   return model::Transformer(loaded.config, std::move(loaded.weights));
+}
+
+// The two runs of an analysis, checked comparable, and the model they were made with.
+struct ComparedRuns {
+  RunReader provider;
+  RunReader candidate;
+  model::Transformer transformer;
+};
+
+ComparedRuns open_compared(const AblationParams& params) {
+  const at::Device device = ops::resolve_device(params.device);
+  RunReader provider = RunReader::open(params.provider_run);
+  RunReader candidate = RunReader::open(params.candidate_run);
+  check_comparable(provider, candidate);
+  model::Transformer transformer = load_model(params, provider, device);
+  return {std::move(provider), std::move(candidate), std::move(transformer)};
 }
 
 std::string fmt(double v) {
@@ -78,11 +80,10 @@ std::string AblationParams::describe() const {
 }
 
 AblationResult run_ablation(const AblationParams& params, const ops::OpSetPtr& candidate) {
-  const at::Device device = ops::resolve_device(params.device);
-  RunReader provider = RunReader::open(params.provider_run);
-  RunReader cand = RunReader::open(params.candidate_run);
-  check_comparable(provider, cand);
-  const model::Transformer transformer = load_model(params, provider, device);
+  ComparedRuns runs = open_compared(params);
+  RunReader& provider = runs.provider;
+  RunReader& cand = runs.candidate;
+  const model::Transformer& transformer = runs.transformer;
   const RunReader::Step step = provider.step(params.step);
 
   AblationResult result;
@@ -172,11 +173,10 @@ std::string AblationResult::to_markdown() const {
 }
 
 DriftResult teacher_forced_drift(const AblationParams& params, const ops::OpSetPtr& candidate) {
-  const at::Device device = ops::resolve_device(params.device);
-  RunReader provider = RunReader::open(params.provider_run);
-  RunReader cand = RunReader::open(params.candidate_run);
-  check_comparable(provider, cand);
-  const model::Transformer transformer = load_model(params, provider, device);
+  ComparedRuns runs = open_compared(params);
+  RunReader& provider = runs.provider;
+  RunReader& cand = runs.candidate;
+  const model::Transformer& transformer = runs.transformer;
   const ops::GroupOps group_ops =
       ops::resolve_group_ops(ops::ImplSpec::parse(cand.manifest().impl_spec), candidate);
   StepStore candidate_store(cand.paths());

@@ -18,6 +18,7 @@
 #include "core/ops/device.h"
 #include "core/ops/group_ops.h"
 #include "core/ops/provider_ops.h"
+#include "core/runs/gate.h"
 #include "core/runs/identity.h"
 #include "core/runs/manifest.h"
 #include "core/runs/run_lock.h"
@@ -63,7 +64,9 @@ std::string GenerateParams::describe() const {
   out << "contract: " << contract.name << "\nimpl: " << impl_spec << "\nseed: " << seed
       << "\nruns: " << runs_root.string() << "\ndevice: " << device
       << "\nsave_inputs: " << to_string(save_inputs)
-      << "\nverify_last_step: " << (verify_last_step ? "true" : "false") << "\n";
+      << "\nverify_last_step: " << (verify_last_step ? "true" : "false")
+      << "\ngate: " << (skip_gate ? "skipped" : gate_file.empty() ? "default" : gate_file.string())
+      << "\n";
   return out.str();
 }
 
@@ -83,9 +86,12 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
   const ops::ImplSpec spec = ops::ImplSpec::parse(p.impl_spec);
   const ops::GroupOps group_ops = ops::resolve_group_ops(spec, candidate);
   const at::Device device = ops::resolve_device(p.device);
-  const fs::path transformer_dir =
-      model::resolve_transformer_dir(materialise_model(p.contract, p.runs_root));
+  const fs::path model_dir = materialise_model(p.contract, p.runs_root);
+  const fs::path transformer_dir = model::resolve_transformer_dir(model_dir);
   const ModelIdentity identity = compute_identity(transformer_dir);
+  // The numerical gate, when the contract requires it: refused before anything is written.
+  const nlohmann::json gate =
+      check_generation_gate(p.contract, model_dir, identity, spec, {p.gate_file, p.skip_gate});
   auto loaded = model::load_transformer(transformer_dir, device);
   const model::Transformer transformer(loaded.config, std::move(loaded.weights));
 
@@ -113,7 +119,11 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
   expected.environment = environment_info();
   expected.environment["device"] = ops::describe_device(device);
   expected.environment["ops"] = spec.describe();
-  expected.environment["model_dir"] = fs::absolute(transformer_dir).lexically_normal().string();
+  // Where the model lives, for tools that read the run later; location-free for presets so
+  // that runs made under different runs directories stay byte-identical.
+  expected.environment["model"] =
+      c.model_is_preset() ? c.model : fs::absolute(transformer_dir).lexically_normal().string();
+  if (!gate.is_null()) expected.environment["gate"] = gate;
   expected.params = plan_params(plan, c.sampling_steps, c.video_shift, c.audio_shift,
                                 to_string(p.save_inputs));
 

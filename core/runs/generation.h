@@ -41,6 +41,11 @@ struct GenerateParams {
   bool verify_last_step = false;
   std::function<void(const StepEvent&)> on_step;         // called after every step
   const std::atomic<bool>* stop_requested = nullptr;     // checked between steps
+  // Contracts with require_gate: the gate result to check (empty: gate.json next to the
+  // model) and the override that starts without one; what was used is recorded in the
+  // manifest's environment under "gate" (core/runs/gate.h).
+  std::filesystem::path gate_file;
+  bool skip_gate = false;
   // Prints itself (STYLE.md): one "key: value" per line.
   std::string describe() const;
 };

@@ -23,9 +23,17 @@ RunReader RunReader::open(const std::filesystem::path& run_dir) {
 }
 
 std::filesystem::path RunReader::model_dir() const {
-  auto it = manifest_.environment.find("model_dir");
+  auto it = manifest_.environment.find("model");
   if (it == manifest_.environment.end() || !it->is_string()) return {};
-  return it->get<std::string>();
+  const std::string model = it->get<std::string>();
+  const std::string preset = "preset:";
+  if (model.rfind(preset, 0) == 0) {
+    // Presets materialise under RUNS/models/<name>; the run is RUNS/<contract>/<impl>/seed-<n>.
+    const auto runs_root = std::filesystem::absolute(paths_.root()).lexically_normal()
+                               .parent_path().parent_path().parent_path();
+    return runs_root / "models" / model.substr(preset.size());
+  }
+  return model;
 }
 
 RunReader::Step RunReader::step(int step) {

@@ -26,8 +26,8 @@ class RunReader {
   const sampling::InitialNoise& noise() const { return noise_; }
   // Consecutive saved steps from 0.
   int saved_steps() const { return saved_; }
-  // The transformer directory the run was generated with (recorded in the manifest's
-  // environment); empty when unknown.
+  // The model directory the run was generated with (recorded in the manifest's environment;
+  // a preset resolves under the run's runs directory); empty when unknown.
   std::filesystem::path model_dir() const;
 
   // Step `step`'s call inputs and its verified saved step, replaying from the last position

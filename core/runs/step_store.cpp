@@ -10,6 +10,7 @@
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
 #include "core/io/sha256.h"
+#include "core/model/transformer.h"
 #include "core/runs/identity.h"
 
 namespace h3p::runs {
@@ -32,67 +33,9 @@ bool path_exists(const std::filesystem::path& path) {
   throw InputError(file.string() + ": field '" + field + "': " + what);
 }
 
-// Parses and validates a sidecar's bytes; the file is named in every error.
-StepRecord parse_sidecar(const std::string& text, const std::filesystem::path& sidecar, int step,
-                         const std::string& expected_file) {
-  const json value = contract::parse_json_text(text, sidecar.string());
-  if (!value.is_object()) throw_input(sidecar.string(), "a sidecar must be a JSON object");
-  // Canonical form: any edit that leaves valid JSON (whitespace, key order) is still refused.
-  if (value.dump(2) + "\n" != text) {
-    throw_input(sidecar.string(),
-                "not in the canonical form this build writes (edited or corrupt)");
-  }
-  static const std::set<std::string> allowed = {"format_version", "step",         "file",
-                                                "file_digest",    "input_digest", "previous_digest",
-                                                "inputs_saved"};
-  for (const auto& [key, item] : value.items()) {
-    if (!allowed.contains(key)) fail_field(sidecar, key, "unknown field");
-  }
-  for (const auto& key : allowed) {
-    if (!value.contains(key)) fail_field(sidecar, key, "missing");
-  }
-  if (!value["format_version"].is_number_integer() ||
-      value["format_version"].get<std::int64_t>() != kSidecarFormatVersion) {
-    fail_field(sidecar, "format_version",
-               "unsupported (this build reads " + std::to_string(kSidecarFormatVersion) + ")");
-  }
-  StepRecord record;
-  if (!value["step"].is_number_integer() || value["step"].get<std::int64_t>() != step) {
-    fail_field(sidecar, "step",
-               "is " + value["step"].dump() + ", expected " + std::to_string(step));
-  }
-  record.step = step;
-  if (!value["file"].is_string() || value["file"].get<std::string>() != expected_file) {
-    fail_field(sidecar, "file",
-               "is " + value["file"].dump() + ", expected \"" + expected_file + "\"");
-  }
-  for (const char* key : {"file_digest", "input_digest", "previous_digest"}) {
-    if (!value[key].is_string() || !is_sha256_hex(value[key].get<std::string>())) {
-      fail_field(sidecar, key, "must be a lower-case hex SHA-256");
-    }
-  }
-  record.file_digest = value["file_digest"].get<std::string>();
-  record.input_digest = value["input_digest"].get<std::string>();
-  record.previous_digest = value["previous_digest"].get<std::string>();
-  if (!value["inputs_saved"].is_boolean()) fail_field(sidecar, "inputs_saved", "must be a boolean");
-  record.inputs_saved = value["inputs_saved"].get<bool>();
-  return record;
-}
 
 }  // namespace
 
-const std::vector<std::string>& call_input_names() {
-  static const std::vector<std::string> names = {
-      "hidden_states",    "audio_hidden_states", "encoder_hidden_states", "timestep",
-      "timestep_indices", "token_tags",          "position_ids",          "video_indices",
-      "audio_indices",    "text_indices"};
-  return names;
-}
-
-const std::vector<std::string>& call_output_names() {
-  static const std::vector<std::string> names = {"sample", "audio_sample"};
-  return names;
-}
 
 std::string input_digest(const std::vector<io::NamedTensor>& inputs) {
   std::vector<at::Tensor> holder;
@@ -125,7 +68,7 @@ void StepStore::save(int step, const std::vector<io::NamedTensor>& inputs, bool 
   // Step 2: names.
   std::set<std::string> seen;
   for (const auto& input : inputs) {
-    if (!contains(call_input_names(), input.name)) {
+    if (!contains(model::call_input_names(), input.name)) {
       throw_input(call_file.string(), "'" + input.name + "' is not a transformer input name");
     }
     if (!seen.insert(input.name).second) {
@@ -133,7 +76,7 @@ void StepStore::save(int step, const std::vector<io::NamedTensor>& inputs, bool 
     }
   }
   std::vector<io::NamedTensor> ordered_outputs;
-  for (const auto& name : call_output_names()) {
+  for (const auto& name : model::call_output_names()) {
     auto it = std::find_if(outputs.begin(), outputs.end(),
                            [&](const io::NamedTensor& t) { return t.name == name; });
     if (it == outputs.end()) throw_input(call_file.string(), "output '" + name + "' missing");
@@ -190,8 +133,8 @@ LoadedStep StepStore::load_checked(int step, const std::string* expected_input_d
   if (!path_exists(sidecar))
     throw_input(sidecar.string(), "missing: step " + std::to_string(step) + " is not saved");
   LoadedStep loaded;
-  loaded.record =
-      parse_sidecar(io::read_file(sidecar), sidecar, step, call_file.filename().string());
+  loaded.record = parse_sidecar(io::read_file(sidecar), sidecar.string(),
+                                {step, call_file.filename().string()});
   const StepRecord& record = loaded.record;
 
   // Step 2: the chain back to the previous sidecar, or the manifest for step 0.
@@ -228,8 +171,8 @@ LoadedStep StepStore::load_checked(int step, const std::string* expected_input_d
   }
   std::vector<io::NamedTensor> inputs;
   for (const auto& info : file.tensors()) {
-    if (contains(call_output_names(), info.name)) continue;
-    if (!record.inputs_saved || !contains(call_input_names(), info.name)) {
+    if (contains(model::call_output_names(), info.name)) continue;
+    if (!record.inputs_saved || !contains(model::call_input_names(), info.name)) {
       throw_input(call_file.string(), "unexpected tensor '" + info.name + "'");
     }
     inputs.push_back({info.name, io::load_tensor(file, info)});

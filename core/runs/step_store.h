@@ -15,25 +15,12 @@
 
 #include "core/io/aten_bridge.h"
 #include "core/runs/run_paths.h"
+#include "core/runs/sidecar.h"
 
 namespace h3p::runs {
 
-// The sidecar format this build writes and reads.
-inline constexpr int kSidecarFormatVersion = 1;
-
-// Input names a call file may hold: the diffusers transformer forward arguments.
-const std::vector<std::string>& call_input_names();
-// Output names a call file holds, in this order.
-const std::vector<std::string>& call_output_names();
-
-// One sidecar's content.
-struct StepRecord {
-  int step = 0;
-  std::string input_digest;
-  std::string file_digest;
-  std::string previous_digest;
-  bool inputs_saved = false;
-};
+// Call files hold inputs named by model::call_input_names() and outputs named by
+// model::call_output_names() (core/model/transformer.h).
 
 // A verified step read back from disk.
 struct LoadedStep {
@@ -56,7 +43,7 @@ class StepStore {
   // Saves step `step`: the call file (inputs first when save_inputs, then outputs `sample` and
   // `audio_sample`) atomically, then the sidecar, atomically. Requires step ==
   // count_complete(), manifest.json present (step 0), and no sidecar at `step` yet. Input
-  // names must be call_input_names() members, unique; outputs exactly sample and audio_sample.
+  // names must be model::call_input_names() members, unique; outputs exactly sample and audio_sample.
   // Throws InputError naming the file on any violation or I/O failure.
   void save(int step, const std::vector<io::NamedTensor>& inputs, bool save_inputs,
             const std::vector<io::NamedTensor>& outputs);

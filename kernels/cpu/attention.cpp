@@ -5,7 +5,7 @@
 // each walks the key tiles in order keeping a running max, running sum and fp32 output per
 // query row (online softmax), then divides by the sum and rounds once. A row's arithmetic
 // depends only on its own data and the fixed key tiling, so any thread count gives the same
-// bytes. ISA variants: AVX-512, AVX2 (polynomial exp) and scalar (std::exp).
+// bytes. ISA variants: AVX-512 (also under amx), AVX2 (polynomial exp) and scalar (std::exp).
 // Tested against the provider attention by tests/kernels/cpu/test_attention.cpp (every ISA,
 // 1 and 2 threads), timed by tests/kernels/cpu/bench_kernels.cpp.
 #include "kernels/cpu/attention.h"
@@ -26,6 +26,7 @@ using namespace attention_detail;
 
 TileStep step_for(Isa isa) {
   switch (isa) {
+    case Isa::amx:
     case Isa::avx512: return tile_step_avx512;
     case Isa::avx2: return tile_step_avx2;
     case Isa::scalar: break;

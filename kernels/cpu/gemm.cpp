@@ -4,7 +4,8 @@
 // threads; within a tile a register-blocked microkernel (AVX-512 12 x 32, AVX2 6 x 16, scalar
 // 4 x 16) sums each element over the whole k in ascending order and the bias is added last,
 // then the result is rounded once. k is never split, so any thread count gives the same bytes.
-// m <= 4 rows (the AdaLN projection) take a GEMV path parallel over columns instead.
+// m <= 4 rows (the AdaLN projection) take a GEMV path parallel over columns instead. On CPUs
+// with AMX-BF16 the bf16 gemm runs on tiles instead (gemm_amx.cpp).
 // Tested against at::linear by tests/kernels/cpu/test_gemm.cpp (every ISA, 1 and 2 threads),
 // timed by tests/kernels/cpu/bench_kernels.cpp.
 #include "kernels/cpu/gemm.h"
@@ -36,6 +37,7 @@ struct IsaKernels {
 
 IsaKernels kernels_for(Isa isa) {
   switch (isa) {
+    case Isa::amx:
     case Isa::avx512: return {kTileAvx512, micro_avx512, gemv_bf16_avx512, gemv_f32_avx512};
     case Isa::avx2: return {kTileAvx2, micro_avx2, gemv_bf16_avx2, gemv_f32_avx2};
     case Isa::scalar: break;
@@ -75,7 +77,8 @@ void gemm(const char* op, const T* x, const T* w, const T* bias, T* y, std::int6
           std::int64_t n, std::int64_t k) {
   check_dims(op, m, n, k);
   if (m == 0 || n == 0) return;
-  const IsaKernels kern = kernels_for(active_isa());
+  const Isa isa = active_isa();
+  const IsaKernels kern = kernels_for(isa);
   thread_local AlignedScratch scratch;
 
   // Step 1: fp32 bias and, for m <= kGemvMaxRows, fp32 rows of x.
@@ -108,6 +111,14 @@ void gemm(const char* op, const T* x, const T* w, const T* bias, T* y, std::int6
     return;
   }
 
+  if constexpr (sizeof(T) == 2) {
+    if (isa == Isa::amx) {
+      gemm_bf16_amx(x, w, bias_f, y, m, n, k);
+      return;
+    }
+  }
+  const bool vector_store = sizeof(T) == 2 && isa >= Isa::avx512;
+
   // Step 2: pack x and w into fp32 panels.
   run_items(panels_m + panels_n, [&](std::int64_t p) {
     if (p < panels_m) {
@@ -137,6 +148,12 @@ void gemm(const char* op, const T* x, const T* w, const T* bias, T* y, std::int6
         for (std::int64_t r = 0; r < rows; ++r) {
           T* out = y + (i0 + r) * n + j0;
           const float* a = acc + r * nr;
+          if constexpr (sizeof(T) == 2) {
+            if (vector_store) {
+              store_row_bf16_avx512(a, bias_f != nullptr ? bias_f + j0 : nullptr, out, cols);
+              continue;
+            }
+          }
           if (bias_f != nullptr) {
             for (std::int64_t j = 0; j < cols; ++j) narrow(a[j] + bias_f[j0 + j], out + j);
           } else {

@@ -107,6 +107,28 @@ H3P_AVX512 void micro_avx512(const float* a, const float* b, std::int64_t k, flo
   }
 }
 
+H3P_AVX512 void store_row_bf16_avx512(const float* acc, const float* bias, Bf16* y,
+                                     std::int64_t cols) {
+  const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff);
+  const __m512i inf_bits = _mm512_set1_epi32(0x7f800000);
+  const __m512i nan_bf16 = _mm512_set1_epi32(0x7fc0);
+  const __m512i round_base = _mm512_set1_epi32(0x7fff);
+  const __m512i one = _mm512_set1_epi32(1);
+  for (std::int64_t j = 0; j < cols; j += 16) {
+    const std::int64_t left = cols - j;
+    const __mmask16 mask =
+        left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1u);
+    __m512 v = _mm512_maskz_loadu_ps(mask, acc + j);
+    if (bias != nullptr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, bias + j));
+    const __m512i u = _mm512_castps_si512(v);
+    const __mmask16 is_nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs_mask), inf_bits);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), one);
+    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(round_base, lsb)), 16);
+    r = _mm512_mask_mov_epi32(r, is_nan, nan_bf16);
+    _mm256_mask_storeu_epi16(y + j, mask, _mm512_cvtepi32_epi16(r));
+  }
+}
+
 H3P_AVX512 void gemv_bf16_avx512(const float* x, std::int64_t m, const Bf16* w,
                                  const float* bias, Bf16* y, std::int64_t n, std::int64_t k,
                                  std::int64_t j0, std::int64_t j1) {

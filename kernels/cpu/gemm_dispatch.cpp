@@ -4,6 +4,12 @@
 #include <cstdlib>
 #include <string>
 
+#if defined(__x86_64__) && defined(__linux__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #include "core/common/error.h"
 #include "kernels/cpu/parallel.h"
 
@@ -13,6 +19,21 @@ namespace {
 // -1: no override; otherwise the forced Isa's value.
 std::atomic<int> isa_override{-1};
 std::atomic<int> threads_override{0};
+
+#if defined(__x86_64__) && defined(__linux__)
+// AMX needs CPUID.7.0:EDX AMX-BF16 (bit 22) and AMX-TILE (bit 24), and the kernel's permission
+// for this process to use tile data (arch_prctl ARCH_REQ_XCOMP_PERM, Linux >= 5.16).
+bool amx_available() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d) == 0) return false;
+  if (((d >> 22) & 1u) == 0 || ((d >> 24) & 1u) == 0) return false;
+  constexpr long kArchReqXcompPerm = 0x1023;
+  constexpr long kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+#else
+bool amx_available() { return false; }
+#endif
 
 Isa lower_to_supported(Isa isa) {
   const Isa best = best_supported_isa();
@@ -26,8 +47,9 @@ Isa isa_from_environment() {
   if (v == "scalar") return Isa::scalar;
   if (v == "avx2") return lower_to_supported(Isa::avx2);
   if (v == "avx512") return lower_to_supported(Isa::avx512);
+  if (v == "amx") return lower_to_supported(Isa::amx);
   throw InputError("environment: H3P_KERNELS_ISA: unknown value '" + v +
-                   "' (scalar, avx2, avx512)");
+                   "' (scalar, avx2, avx512, amx)");
 }
 
 }  // namespace
@@ -37,6 +59,7 @@ const char* isa_name(Isa isa) {
     case Isa::scalar: return "scalar";
     case Isa::avx2: return "avx2";
     case Isa::avx512: return "avx512";
+    case Isa::amx: return "amx";
   }
   return "unknown";
 }
@@ -47,7 +70,7 @@ Isa best_supported_isa() {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma")) {
-      return Isa::avx512;
+      return amx_available() ? Isa::amx : Isa::avx512;
     }
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::avx2;
 #endif

@@ -1,7 +1,7 @@
 #pragma once
 // Instruction-set and thread-count selection shared by the gemm and attention kernels. The ISA
 // is chosen once at runtime: the best the CPU supports, lowered by the H3P_KERNELS_ISA
-// environment variable (scalar | avx2 | avx512) or by set_isa_for_tests(). Work is split over
+// environment variable (scalar | avx2 | avx512 | amx) or by set_isa_for_tests(). Work is split over
 // fixed, globally aligned tiles, so the thread count never changes any result.
 #include <algorithm>
 #include <cstdint>
@@ -16,9 +16,10 @@ enum class Isa {
   scalar,  // portable C++, always compiled and tested
   avx2,    // AVX2 + FMA, 8-lane fp32
   avx512,  // AVX-512 F/BW/VL + FMA, 16-lane fp32
+  amx,     // avx512 plus AMX-BF16 tiles for the bf16 gemm (OS permission granted)
 };
 
-// "scalar", "avx2" or "avx512".
+// "scalar", "avx2", "avx512" or "amx".
 const char* isa_name(Isa isa);
 
 // The highest path this CPU can run.
@@ -56,6 +57,26 @@ void run_items(std::int64_t items, Body&& body) {
     const std::int64_t begin = items * t / nt;
     const std::int64_t end = items * (t + 1) / nt;
     for (std::int64_t i = begin; i < end; ++i) body(i);
+  }
+}
+
+// Calls body(begin, end) once per worker over contiguous static chunks of [0, items), for
+// work that needs per-thread setup; same split and contract as run_items.
+template <typename Body>
+void run_chunks(std::int64_t items, Body&& body) {
+  if (items <= 0) return;
+  const std::int64_t threads = std::min<std::int64_t>(gemm_threads(), items);
+  if (threads <= 1) {
+    body(std::int64_t{0}, items);
+    return;
+  }
+#pragma omp parallel num_threads(static_cast<int>(threads))
+  {
+    const std::int64_t t = omp_get_thread_num();
+    const std::int64_t nt = omp_get_num_threads();
+    const std::int64_t begin = items * t / nt;
+    const std::int64_t end = items * (t + 1) / nt;
+    if (begin < end) body(begin, end);
   }
 }
 

@@ -67,4 +67,16 @@ status=0; wait $pid || status=$?
 n=$(ls L/demo/provider/seed-44/steps/*.json | wc -l)
 [[ $n == $(ls L/demo/provider/seed-44/steps/*.safetensors | wc -l) ]] || fail "half-written step after SIGTERM"
 echo "stopped by SIGTERM after $n steps"
+# A contract with a conditioning file (as a provider pipeline writes it) instead of a prompt.
+python3 - c.json "$H3P_SOURCE_DIR/tests/data/golden/conditioning/demo-conditioning.safetensors" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+del c["prompt"]; del c["text_tokens"]
+c["conditioning_file"] = sys.argv[2]
+json.dump(c, open("cond.json", "w"))
+PY
+"$H3P_CLI" --progress none generate --contract cond.json --seed 42 --runs K >/dev/null \
+  || fail "generate with a conditioning file exited $?"
+[[ -f K/demo/provider/seed-42/latents.safetensors ]] || fail "conditioning-file run has no latents"
+
 echo "ok: seed-index, save-inputs, verify-last-step, lock and SIGTERM behave"

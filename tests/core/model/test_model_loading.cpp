@@ -83,6 +83,37 @@ class ModelLoading : public QObject {
     fs::remove_all(dir2);
   }
 
+  void loads_sharded_directory_like_single_file() {
+    // Split the golden checkpoint into two shards with a diffusers index; the loaded weights
+    // must equal the single-file ones bit for bit.
+    const fs::path src = kGolden / "tiny-mixed/transformer";
+    fs::path dir = temp_dir("sharded");
+    fs::copy_file(src / "config.json", dir / "config.json");
+    auto file = io::SafetensorsFile::open(src / "diffusion_pytorch_model.safetensors");
+    std::vector<io::NamedTensor> shard[2];
+    nlohmann::json map = nlohmann::json::object();
+    for (std::size_t i = 0; i < file.tensors().size(); ++i) {
+      const auto& info = file.tensors()[i];
+      const int k = i % 2;
+      shard[k].push_back({info.name, io::load_tensor(file, info)});
+      map[info.name] = "diffusion_pytorch_model-0000" + std::to_string(k + 1) + "-of-00002.safetensors";
+    }
+    for (int k = 0; k < 2; ++k) {
+      std::vector<at::Tensor> holder;
+      io::write_safetensors(dir / ("diffusion_pytorch_model-0000" + std::to_string(k + 1) +
+                                   "-of-00002.safetensors"),
+                            io::make_records(shard[k], holder));
+    }
+    io::atomic_write_text(dir / "diffusion_pytorch_model.safetensors.index.json",
+                          nlohmann::json{{"metadata", {{"total_size", 0}}}, {"weight_map", map}}.dump());
+    auto sharded = model::load_transformer(dir, at::kCPU);
+    auto single = model::load_transformer(src, at::kCPU);
+    QVERIFY(at::equal(sharded.weights.blocks[1].ff.out, single.weights.blocks[1].ff.out));
+    QVERIFY(at::equal(sharded.weights.proj_out_w, single.weights.proj_out_w));
+    QCOMPARE(sharded.weights.refiner[0].attn.to_v.scalar_type(), at::kBFloat16);
+    fs::remove_all(dir);
+  }
+
   void refuses_missing_and_unexpected_parameters() {
     auto config = model::find_preset("tiny").config;
     std::map<std::string, at::Tensor> tensors;

@@ -4,7 +4,7 @@
 // prints GFLOP/s and the speedup. Both sides use the same thread count (the core count, or
 // --threads N). Not a test: timings are printed, never asserted.
 //
-// usage: bench_kernels [--threads N] [--isa scalar|avx2|avx512] [--min-seconds X]
+// usage: bench_kernels [--threads N] [--isa scalar|avx2|avx512|amx] [--min-seconds X]
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -115,9 +115,10 @@ int main(int argc, char** argv) {
       threads = std::max(1, std::atoi(argv[i + 1]));
     } else if (std::strcmp(argv[i], "--isa") == 0) {
       const std::string v = argv[i + 1];
-      cpu::set_isa_for_tests(v == "scalar" ? cpu::Isa::scalar
-                             : v == "avx2" ? cpu::Isa::avx2
-                                           : cpu::Isa::avx512);
+      cpu::set_isa_for_tests(v == "scalar"   ? cpu::Isa::scalar
+                             : v == "avx2"   ? cpu::Isa::avx2
+                             : v == "avx512" ? cpu::Isa::avx512
+                                             : cpu::Isa::amx);
     } else if (std::strcmp(argv[i], "--min-seconds") == 0) {
       min_seconds = std::atof(argv[i + 1]);
     } else {

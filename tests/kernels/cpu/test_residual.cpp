@@ -57,7 +57,11 @@ class ResidualKernel : public QObject {
       test::GuardedOutput out(dtype, shape);
       gated(x, g, y, out.data<T>(), n);
       QVERIFY2(out.guards_intact(), ("gated_residual " + what).c_str());
-      H3P_CHECK_CLOSE(out.tensor(), provider->gated_residual(x, g, y), "gated_residual " + what);
+      // Where x and gate·y cancel, the provider's rounding of gate·y dominates: scale by the terms.
+      const at::Tensor terms = at::add(at::abs(x.to(at::kDouble)),
+                                       at::abs(at::mul(g.to(at::kDouble), y.to(at::kDouble))));
+      H3P_CHECK_WITHIN(out.tensor(), provider->gated_residual(x, g, y), test::tolerance_for(dtype),
+                       terms, "gated_residual " + what);
       test::GuardedOutput rows(dtype, shape);
       for (int64_t r = 0; r < n / cols; ++r) gated(x, g, y, rows.data<T>() + r * cols, cols, r * cols);
       QVERIFY2(test::bit_equal(rows.tensor(), out.tensor()), ("gated_residual split " + what).c_str());
@@ -71,7 +75,9 @@ class ResidualKernel : public QObject {
       test::GuardedOutput sum(dtype, shape);
       plain(x, y, sum.data<T>(), n);
       QVERIFY2(sum.guards_intact(), ("add " + what).c_str());
-      H3P_CHECK_CLOSE(sum.tensor(), provider->add(x, y), "add " + what);
+      const at::Tensor addends = at::add(at::abs(x.to(at::kDouble)), at::abs(y.to(at::kDouble)));
+      H3P_CHECK_WITHIN(sum.tensor(), provider->add(x, y), test::tolerance_for(dtype), addends,
+                       "add " + what);
       test::GuardedOutput sum_rows(dtype, shape);
       for (int64_t r = 0; r < n / cols; ++r) plain(x, y, sum_rows.data<T>() + r * cols, cols, r * cols);
       QVERIFY2(test::bit_equal(sum_rows.tensor(), sum.tensor()), ("add split " + what).c_str());
@@ -109,7 +115,7 @@ class ResidualKernel : public QObject {
     QCOMPARE(x[2], -7.0f);
   }
 
-  // The checker fails on NaN  // The 1-thread scope really serialises parallel regions, and releases them afterwards.
+  // The 1-thread scope really serialises parallel regions, and releases them afterwards.
   void single_thread_scope_serialises() {
     {
       test::SingleThreadScope one_thread;
@@ -118,7 +124,7 @@ class ResidualKernel : public QObject {
     if (omp_get_num_procs() > 1) QVERIFY(test::SingleThreadScope::region_threads() > 1);
   }
 
-, on Inf and on an error just above the declared tolerance.
+  // The checker fails on NaN, on Inf and on an error just above the declared tolerance.
   void checker_can_fail() {
     const at::Tensor want = at::ones({4}, at::kFloat);
     at::Tensor got = want.clone();
@@ -132,7 +138,7 @@ class ResidualKernel : public QObject {
     QVERIFY(!test::check_close(got, want, test::kF32Tolerance, "above").empty());
     const at::Tensor want_bf = want.to(at::kBFloat16);
     at::Tensor got_bf = want_bf.clone();
-    got_bf[0] = 1.0f + 4.0f / 128.0f;  // four bf16 ulps at 1
+    got_bf[0] = 1.0f + 5.0f / 128.0f;  // five bf16 ulps at 1; bound: 4/256·(1 + 1)
     QVERIFY(!test::check_close(got_bf, want_bf, test::kBf16Tolerance, "bf16 above").empty());
   }
 };

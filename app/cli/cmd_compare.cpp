@@ -1,0 +1,126 @@
+// `h3parity compare`: candidate runs (or video files) against provider runs: per-frame,
+// per-step and summary metrics judged by the bounds fixed at generation; a terminal table,
+// JSON and Markdown. Exit 1 when any comparison fails its bounds.
+#include <cstdio>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.h"
+#include "app/cli/embedded_contracts.h"
+#include "app/cli/progress.h"
+#include "core/common/error.h"
+#include "core/io/atomic_file.h"
+#include "core/metrics/compare/compare_output.h"
+#include "core/metrics/compare/run_compare.h"
+#ifdef H3P_HAVE_MEDIA
+#include "core/media/video_decode.h"
+#include "core/media/yuv_swscale.h"
+#endif
+
+namespace h3p::cli {
+
+// Compare settings shared with `report`: contracts, threads, media hooks.
+compare::CompareParams base_compare_params(const std::string& contract, bool post_hoc,
+                                           int threads, const std::string& yuv) {
+  compare::CompareParams params;
+  if (!contract.empty()) params.contract = contract::load_contract(contract);
+  params.post_hoc = post_hoc;
+  params.known_contracts.push_back(contract::parse_contract(
+      nlohmann::json::parse(demo_contract_json()), "embedded demo contract"));
+  params.clip.threads = threads;
+  if (yuv != "builtin" && yuv != "swscale") {
+    throw InputError("--yuv: must be swscale or builtin, got '" + yuv + "'");
+  }
+#ifdef H3P_HAVE_MEDIA
+  params.decode_video = [](const std::filesystem::path& video, const std::filesystem::path& out,
+                           int rate) { media::decode_video_file(video, out, rate); };
+  if (yuv == "swscale") params.clip.yuv = [] { return media::make_swscale_yuv_converter(); };
+#endif
+  return params;
+}
+
+void add_compare(CLI::App& app, Action& action, const GlobalOptions& global) {
+  struct Options {
+    std::vector<std::string> candidates, providers;
+    std::string json, markdown, contract, work;
+    std::string yuv = "swscale";
+    bool post_hoc = false;
+    int threads = 0;
+    double threshold = 1e-2;
+  };
+  auto opt = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "compare", "candidate run(s) against provider run(s): per-frame PSNR/SSIM (fp32 and "
+                 "ffmpeg-compatible), temporal RMSE, audio L2, per-step drift, pass/fail against "
+                 "the bounds fixed at generation");
+  cmd->add_option("--candidate", opt->candidates,
+                  "candidate run, directory of seed-* runs, decoded-frames directory or video "
+                  "file (repeatable)")
+      ->required();
+  cmd->add_option("--provider", opt->providers,
+                  "provider run (or directory of seed-* runs, or video file); several are "
+                  "matched to candidates by seed")
+      ->required();
+  cmd->add_option("--json", opt->json, "write the result as JSON");
+  cmd->add_option("--markdown", opt->markdown, "write the result as Markdown");
+  cmd->add_option("--contract", opt->contract,
+                  "contract whose bounds to judge by (must be the runs' contract unless --post-hoc)");
+  cmd->add_flag("--post-hoc", opt->post_hoc,
+                "accept a --contract other than the runs' and report its bounds as post-hoc");
+  cmd->add_option("--threads", opt->threads, "worker threads (0: one per core)")
+      ->capture_default_str();
+  cmd->add_option("--threshold", opt->threshold,
+                  "velocity relative L2 that marks the first drifting step")
+      ->capture_default_str();
+  cmd->add_option("--yuv", opt->yuv,
+                  "RGB->yuv420p conversion of the ffmpeg-compatible figures: swscale (as the "
+                  "ffmpeg CLI; needs media) or builtin")
+      ->capture_default_str();
+  cmd->add_option("--work", opt->work, "keep video files decoded here (default: a temporary directory)");
+  cmd->callback([&action, &global, opt] {
+    action = [&global, opt] {
+#ifndef H3P_HAVE_MEDIA
+      if (opt->yuv == "swscale") opt->yuv = "builtin";
+#endif
+      compare::CompareParams base =
+          base_compare_params(opt->contract, opt->post_hoc, opt->threads, opt->yuv);
+      base.step_threshold = opt->threshold;
+      base.work_dir = opt->work;
+      std::vector<std::filesystem::path> candidates, providers;
+      for (const auto& c : opt->candidates) {
+        for (const auto& p : compare::expand_runs(c)) candidates.push_back(p);
+      }
+      for (const auto& c : opt->providers) {
+        for (const auto& p : compare::expand_runs(c)) providers.push_back(p);
+      }
+      const auto pairs = compare::pair_sides(candidates, providers);
+      std::vector<compare::Comparison> results;
+      ProgressBar bar("compare", parse_progress_mode(global.progress));
+      for (std::size_t i = 0; i < pairs.size(); ++i) {
+        compare::CompareParams params = base;
+        params.candidate = pairs[i].first;
+        params.provider = pairs[i].second;
+        if (!opt->work.empty() && pairs.size() > 1) {
+          params.work_dir = std::filesystem::path(opt->work) / std::to_string(i);
+        }
+        params.progress = [&](double f, const std::string& what) {
+          bar.update((i + f) / pairs.size(), what);
+        };
+        results.push_back(compare::compare_pair(params));
+      }
+      bar.finish();
+      std::fputs(compare::terminal_table(results).c_str(), stdout);
+      if (!opt->json.empty()) {
+        io::atomic_write_text(opt->json, compare::to_json(results).dump(2) + "\n");
+      }
+      if (!opt->markdown.empty()) io::atomic_write_text(opt->markdown, compare::to_markdown(results));
+      for (const auto& r : results) {
+        if (r.passed() && !*r.passed()) return 1;
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace h3p::cli

@@ -1,0 +1,48 @@
+#include "core/media/yuv_swscale.h"
+
+#include <cstring>
+#include <vector>
+
+#include "core/media/ffmpeg_check.h"
+
+namespace h3p::media {
+namespace {
+
+class SwscaleYuvConverter final : public metrics::YuvConverter {
+ public:
+  void convert(const std::uint8_t* rgb, int width, int height, metrics::Yuv420Frame& out) override {
+    if (!sws_ || width != width_ || height != height_) {
+      sws_.reset(sws_getContext(width, height, AV_PIX_FMT_RGB24, width, height, AV_PIX_FMT_YUV420P,
+                                SWS_BICUBIC, nullptr, nullptr, nullptr));
+      if (!sws_) throw FfmpegError("libswscale: cannot convert rgb24 to yuv420p");
+      width_ = width;
+      height_ = height;
+    }
+    out.resize(width, height);
+    // libswscale's SIMD reads past the end of a line: convert from a padded copy so that a
+    // frame at the end of a memory mapping is safe.
+    const std::size_t bytes = static_cast<std::size_t>(width) * height * 3;
+    padded_.resize(bytes + kPadding);
+    std::memcpy(padded_.data(), rgb, bytes);
+    const std::uint8_t* src[1] = {padded_.data()};
+    const int src_stride[1] = {3 * width};
+    std::uint8_t* dst[3] = {out.planes[0].data(), out.planes[1].data(), out.planes[2].data()};
+    const int dst_stride[3] = {out.plane_width(0), out.plane_width(1), out.plane_width(2)};
+    sws_scale(sws_.get(), src, src_stride, 0, height, dst, dst_stride);
+  }
+  std::string name() const override { return "libswscale rgb24->yuv420p (bicubic)"; }
+
+ private:
+  static constexpr std::size_t kPadding = 256;
+  Sws sws_;
+  int width_ = 0, height_ = 0;
+  std::vector<std::uint8_t> padded_;
+};
+
+}  // namespace
+
+std::unique_ptr<metrics::YuvConverter> make_swscale_yuv_converter() {
+  return std::make_unique<SwscaleYuvConverter>();
+}
+
+}  // namespace h3p::media

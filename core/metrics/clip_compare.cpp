@@ -1,0 +1,224 @@
+#include "core/metrics/clip_compare.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "core/common/error.h"
+#include "core/metrics/pixel_kernels.h"
+#include "core/metrics/ssim_gaussian.h"
+
+namespace h3p::metrics {
+namespace {
+
+constexpr int kChunk = 8;  // frames a worker takes at a time
+
+void check_same(const std::string& field, std::int64_t candidate, std::int64_t provider) {
+  if (candidate != provider) {
+    throw InputError("compare: " + field + " differs: candidate " + std::to_string(candidate) +
+                     ", provider " + std::to_string(provider) + "; the clips are not comparable");
+  }
+}
+
+// Where a worker gets the fp32 planes of one side.
+class PlaneSource {
+ public:
+  PlaneSource(const ClipView& clip, bool use_planes) : clip_(clip), use_planes_(use_planes) {
+    plane_ = static_cast<std::size_t>(clip.width) * clip.height;
+    buffer_.resize(plane_);
+  }
+  // Channel `c` of frame `f` as fp32; valid until the next call.
+  const float* get(int f, int c) {
+    if (use_planes_ && clip_.plane_type == PlaneType::f32) {
+      return static_cast<const float*>(clip_.planes) +
+             (static_cast<std::size_t>(c) * clip_.frames + f) * plane_;
+    }
+    if (use_planes_) {
+      const auto* half = static_cast<const std::uint16_t*>(clip_.planes) +
+                         (static_cast<std::size_t>(c) * clip_.frames + f) * plane_;
+      kernels::half_to_float(half, buffer_.data(), plane_);
+    } else {
+      kernels::rgb_channel_to_float(clip_.rgb + static_cast<std::size_t>(f) * plane_ * 3, c,
+                                    buffer_.data(), plane_);
+    }
+    return buffer_.data();
+  }
+
+ private:
+  const ClipView& clip_;
+  bool use_planes_;
+  std::size_t plane_ = 0;
+  std::vector<float> buffer_;
+};
+
+struct FrameResult {
+  double sse = 0;
+  double temporal_sse = 0;
+  double ssim = 0;
+  FfmpegFrameStats ffmpeg;
+};
+
+class Worker {
+ public:
+  Worker(const ClipView& a, const ClipView& b, bool use_planes, const YuvConverterFactory& yuv)
+      : a_(a, use_planes), b_(b, use_planes), ssim_(a.width, a.height),
+        converter_(yuv ? yuv() : make_builtin_yuv_converter()), clip_a_(a), clip_b_(b) {
+    plane_ = static_cast<std::size_t>(a.width) * a.height;
+    for (int c = 0; c < 3; ++c) {
+      err_[c].resize(plane_);
+      prev_[c].resize(plane_);
+    }
+  }
+
+  const YuvConverter& converter() const { return *converter_; }
+
+  // Frames [begin, end): every figure, into results[f].
+  void run(int begin, int end, std::vector<FrameResult>& results) {
+    if (begin > 0) errors(begin - 1, nullptr);
+    for (int f = begin; f < end; ++f) {
+      FrameResult& r = results[f];
+      r.temporal_sse = 0;
+      r.sse = 0;
+      r.ssim = 0;
+      for (int c = 0; c < 3; ++c) std::swap(err_[c], prev_[c]);
+      for (int c = 0; c < 3; ++c) {
+        const float* pa = a_.get(f, c);
+        const float* pb = b_.get(f, c);
+        r.sse += kernels::error_sse(pa, pb, err_[c].data(), f > 0 ? prev_[c].data() : nullptr,
+                                    &r.temporal_sse, plane_);
+        r.ssim += ssim_.plane(pa, pb);
+      }
+      r.ssim /= 3.0;
+      const std::size_t bytes = plane_ * 3;
+      converter_->convert(clip_a_.rgb + f * bytes, clip_a_.width, clip_a_.height, yuv_a_);
+      converter_->convert(clip_b_.rgb + f * bytes, clip_b_.width, clip_b_.height, yuv_b_);
+      r.ffmpeg = ffmpeg_frame_stats(yuv_a_, yuv_b_, scratch_);
+    }
+  }
+
+ private:
+  // The error planes of frame f into err_ (no temporal term).
+  void errors(int f, double* /*unused*/) {
+    for (int c = 0; c < 3; ++c) {
+      kernels::error_sse(a_.get(f, c), b_.get(f, c), err_[c].data(), nullptr, nullptr, plane_);
+    }
+  }
+
+  PlaneSource a_, b_;
+  GaussianSsim ssim_;
+  std::unique_ptr<YuvConverter> converter_;
+  const ClipView& clip_a_;
+  const ClipView& clip_b_;
+  std::size_t plane_ = 0;
+  std::vector<float> err_[3], prev_[3];
+  Yuv420Frame yuv_a_, yuv_b_;
+  FfmpegScratch scratch_;
+};
+
+std::string describe_source(const ClipView& a, const ClipView& b, bool use_planes) {
+  if (!use_planes) return "8-bit frames (/255)";
+  const bool half = a.plane_type == PlaneType::f16 || b.plane_type == PlaneType::f16;
+  return half ? "fp16 frames before quantisation" : "fp32 frames before quantisation";
+}
+
+}  // namespace
+
+ClipComparison compare_clips(const ClipView& a, const ClipView& b, const ClipParams& params) {
+  check_same("width", a.width, b.width);
+  check_same("height", a.height, b.height);
+  check_same("frames", a.frames, b.frames);
+  if (a.frames <= 0) throw InputError("compare: the clips have no frames");
+  if (a.rgb == nullptr || b.rgb == nullptr) throw InputError("compare: a clip has no 8-bit frames");
+  const bool use_planes = a.planes != nullptr && b.planes != nullptr;
+
+  // 1. Frames, in chunks over the workers.
+  std::vector<FrameResult> results(a.frames);
+  int threads = params.threads > 0 ? params.threads
+                                   : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = std::min(threads, (a.frames + kChunk - 1) / kChunk);
+  std::atomic<int> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  std::string yuv_name;
+  auto work = [&](Worker* worker) {
+    try {
+      for (;;) {
+        const int begin = next.fetch_add(kChunk);
+        if (begin >= a.frames) break;
+        worker->run(begin, std::min(a.frames, begin + kChunk), results);
+      }
+    } catch (...) {
+      std::lock_guard lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      next.store(a.frames);
+    }
+  };
+  {
+    std::vector<std::unique_ptr<Worker>> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.push_back(std::make_unique<Worker>(a, b, use_planes, params.yuv));
+    }
+    yuv_name = workers.front()->converter().name();
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(work, workers[t].get());
+    work(workers[0].get());
+    for (auto& th : pool) th.join();
+  }
+  if (failure) std::rethrow_exception(failure);
+
+  // 2. Per-frame rows and clip figures, reduced in frame order.
+  ClipComparison out;
+  out.pixel_source = describe_source(a, b, use_planes);
+  out.yuv_conversion = yuv_name;
+  const double values = 3.0 * a.width * a.height;
+  double mse_sum = 0, ssim_sum = 0, ffmpeg_mse_sum = 0, ffmpeg_ssim_sum = 0, temporal_sum = 0;
+  out.psnr_db_min = std::numeric_limits<double>::infinity();
+  out.ssim_min = std::numeric_limits<double>::infinity();
+  for (int f = 0; f < a.frames; ++f) {
+    const FrameResult& r = results[f];
+    FrameRow row;
+    row.index = f;
+    row.mse = r.sse / values;
+    row.psnr_db = psnr_from_mse(row.mse, 1.0);
+    row.ssim = r.ssim;
+    row.mse_ffmpeg = r.ffmpeg.mse;
+    row.psnr_db_ffmpeg = psnr_from_mse(r.ffmpeg.mse, 255.0);
+    row.ssim_ffmpeg = r.ffmpeg.ssim_all;
+    if (f > 0) {
+      row.temporal_rmse = std::sqrt(r.temporal_sse / values);
+      temporal_sum += r.temporal_sse;
+    }
+    mse_sum += row.mse;
+    ssim_sum += row.ssim;
+    ffmpeg_mse_sum += row.mse_ffmpeg;
+    ffmpeg_ssim_sum += row.ssim_ffmpeg;
+    out.psnr_db_min = std::min(out.psnr_db_min, row.psnr_db);
+    out.ssim_min = std::min(out.ssim_min, row.ssim);
+    out.frames.push_back(row);
+  }
+  out.psnr_db = psnr_from_mse(mse_sum / a.frames, 1.0);
+  out.ssim = ssim_sum / a.frames;
+  out.psnr_db_ffmpeg = psnr_from_mse(ffmpeg_mse_sum / a.frames, 255.0);
+  out.ssim_ffmpeg = ffmpeg_ssim_sum / a.frames;
+  out.temporal_rmse = a.frames > 1 ? std::sqrt(temporal_sum / (values * (a.frames - 1))) : 0.0;
+
+  // 3. Audio, when both clips have it.
+  if (a.audio != nullptr && b.audio != nullptr) {
+    check_same("audio channels", a.audio_channels, b.audio_channels);
+    check_same("audio samples", a.audio_samples, b.audio_samples);
+    check_same("audio sample rate", a.sample_rate, b.sample_rate);
+    const double seconds = params.audio_window_seconds > 0 ? params.audio_window_seconds
+                           : a.fps > 0                    ? 1.0 / a.fps
+                                                          : 0.1;
+    const auto window = std::max<std::int64_t>(1, std::llround(seconds * a.sample_rate));
+    out.audio = compare_audio(a.audio, b.audio, a.audio_channels, a.audio_samples, window,
+                              a.audio_stride, b.audio_stride);
+  }
+  return out;
+}
+
+}  // namespace h3p::metrics

@@ -1,0 +1,71 @@
+#pragma once
+// Pixel and audio comparison of two decoded clips (a candidate against the provider):
+// per frame PSNR and Gaussian SSIM (ssim_gaussian.h) on fp32 frames before quantisation when
+// both sides have them (else on the 8-bit frames / 255), the FFmpeg-compatible 8-bit figures
+// (ffmpeg_compat.h), the temporal RMSE of frame-to-frame differences, and the audio relative
+// L2 (audio_metrics.h). Frames are spread over worker threads; results do not depend on the
+// thread count. Reads only through the non-owning views below.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/metrics/audio_metrics.h"
+#include "core/metrics/ffmpeg_compat.h"
+
+namespace h3p::metrics {
+
+// Element type of the pre-quantisation planes.
+enum class PlaneType { f16, f32 };
+
+// One decoded clip, not owned. `rgb` is required; `planes` is optional.
+struct ClipView {
+  int width = 0, height = 0, frames = 0;
+  double fps = 0;
+  const std::uint8_t* rgb = nullptr;  // frames x height x width x 3, interleaved RGB
+  const void* planes = nullptr;       // (3, frames, height, width) in [0, 1], or null
+  PlaneType plane_type = PlaneType::f32;
+  const float* audio = nullptr;       // planar (audio_channels, audio_samples), or null
+  int audio_channels = 0;
+  std::int64_t audio_samples = 0;
+  std::int64_t audio_stride = 0;      // floats between channels; 0: audio_samples
+  int sample_rate = 0;
+};
+
+struct ClipParams {
+  int threads = 0;                  // worker threads; 0: one per core
+  YuvConverterFactory yuv;          // RGB -> yuv420p for the FFmpeg figures; empty: built-in
+  double audio_window_seconds = 0;  // window of the audio curve; 0: one video frame
+};
+
+struct FrameRow {
+  int index = 0;
+  double mse = 0;              // fp32 MSE over the three channels
+  double psnr_db = 0;          // 10·log10(1 / mse), +inf when identical
+  double ssim = 0;             // Gaussian SSIM, mean of the three channels
+  double psnr_db_ffmpeg = 0;   // the frame's psnr of FFmpeg's psnr filter (yuv420p)
+  double ssim_ffmpeg = 0;      // the frame's "All" of FFmpeg's ssim filter (yuv420p)
+  double mse_ffmpeg = 0;       // the frame's pixel-weighted yuv420p MSE (0..255²)
+  std::optional<double> temporal_rmse;  // RMSE of (a_f - a_{f-1}) - (b_f - b_{f-1}); from frame 1
+};
+
+struct ClipComparison {
+  std::vector<FrameRow> frames;
+  std::string pixel_source;    // "fp16 frames before quantisation", "8-bit frames", ...
+  std::string yuv_conversion;  // YuvConverter::name() of the FFmpeg figures
+  double psnr_db = 0;          // 10·log10(1 / mean frame MSE): MSE-pooled over the clip
+  double psnr_db_min = 0;      // worst frame
+  double ssim = 0;             // mean over frames
+  double ssim_min = 0;         // worst frame
+  double temporal_rmse = 0;    // over every frame pair and channel; 0 for one frame
+  double psnr_db_ffmpeg = 0;   // FFmpeg's "average:"
+  double ssim_ffmpeg = 0;      // FFmpeg's "All:"
+  std::optional<AudioComparison> audio;  // when both clips carry audio
+};
+
+// Compares `candidate` against the reference `provider`. Throws InputError naming the
+// differing field (width, height, frames, audio channels or samples) when the shapes differ.
+ClipComparison compare_clips(const ClipView& candidate, const ClipView& provider,
+                             const ClipParams& params);
+
+}  // namespace h3p::metrics

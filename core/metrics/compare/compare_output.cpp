@@ -1,0 +1,230 @@
+#include "core/metrics/compare/compare_output.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace h3p::compare {
+namespace {
+
+std::string fixed(double v, int digits) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (std::isnan(v)) return "nan";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string sci(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3e", v);
+  return buf;
+}
+
+std::string label(const SideInfo& side) {
+  if (side.kind == "run") return side.impl_spec;
+  return side.path.filename().string();
+}
+
+std::string seed_text(const Comparison& c) {
+  const auto& seed = c.candidate.seed ? c.candidate.seed : c.provider.seed;
+  return seed ? std::to_string(*seed) : "-";
+}
+
+nlohmann::json side_json(const SideInfo& s) {
+  nlohmann::json j = {{"path", s.path.string()}, {"kind", s.kind}};
+  if (s.kind == "run") {
+    j["impl_spec"] = s.impl_spec;
+    j["seed"] = *s.seed;
+    j["contract"] = s.contract_name;
+    j["contract_digest"] = s.contract_digest;
+  }
+  return j;
+}
+
+nlohmann::json diff_json(const metrics::TensorDiff& d) {
+  return {{"rel_l2", number_json(d.rel_l2)}, {"max_abs", number_json(d.max_abs)},
+          {"bitwise_equal", d.bitwise_equal}, {"finite", d.finite}};
+}
+
+}  // namespace
+
+nlohmann::json number_json(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (std::isnan(v)) return nullptr;
+  return v;
+}
+
+std::string verdict(const Comparison& c) {
+  const auto p = c.passed();
+  return !p ? "-" : (*p ? "pass" : "FAIL");
+}
+
+nlohmann::json to_json(const Comparison& c) {
+  const metrics::ClipComparison& clip = c.clip;
+  nlohmann::json summary = {
+      {"psnr_db", number_json(clip.psnr_db)},
+      {"ssim", number_json(clip.ssim)},
+      {"temporal_rmse", number_json(clip.temporal_rmse)},
+      {"audio_rel_l2", clip.audio ? number_json(clip.audio->rel_l2) : nlohmann::json()},
+      {"psnr_db_ffmpeg", number_json(clip.psnr_db_ffmpeg)},
+      {"ssim_ffmpeg", number_json(clip.ssim_ffmpeg)},
+      {"passed", c.passed() ? nlohmann::json(*c.passed()) : nlohmann::json()},
+      {"psnr_db_min_frame", number_json(clip.psnr_db_min)},
+      {"ssim_min_frame", number_json(clip.ssim_min)},
+      {"audio_max_abs", clip.audio ? number_json(clip.audio->max_abs) : nlohmann::json()},
+      {"frames", clip.frames.size()},
+      {"pixel_source", clip.pixel_source},
+      {"yuv_conversion", clip.yuv_conversion},
+      {"first_step_over_threshold", c.first_step_over}};
+  nlohmann::json bounds;  // null without bounds
+  if (c.bounds.bounds) {
+    const contract::Bounds& b = *c.bounds.bounds;
+    bounds = {{"psnr_db_min", b.psnr_db_min},
+              {"ssim_min", b.ssim_min},
+              {"temporal_rmse_max", b.temporal_rmse_max},
+              {"audio_rel_l2_max", b.audio_rel_l2_max},
+              {"source", c.bounds.source},
+              {"post_hoc", c.bounds.post_hoc}};
+  }
+  nlohmann::json frames = nlohmann::json::array();
+  for (const metrics::FrameRow& f : clip.frames) {
+    frames.push_back({{"index", f.index},
+                      {"psnr_db", number_json(f.psnr_db)},
+                      {"ssim", number_json(f.ssim)},
+                      {"psnr_db_ffmpeg", number_json(f.psnr_db_ffmpeg)},
+                      {"ssim_ffmpeg", number_json(f.ssim_ffmpeg)},
+                      {"mse", number_json(f.mse)},
+                      {"temporal_rmse",
+                       f.temporal_rmse ? number_json(*f.temporal_rmse) : nlohmann::json()}});
+  }
+  nlohmann::json steps = nlohmann::json::array();
+  for (const StepRow& s : c.steps) {
+    steps.push_back({{"step", s.step},
+                     {"video_rel_l2", number_json(s.video.rel_l2)},
+                     {"audio_rel_l2", number_json(s.audio.rel_l2)},
+                     {"video_latent_rel_l2", number_json(s.video_latent.rel_l2)},
+                     {"audio_latent_rel_l2", number_json(s.audio_latent.rel_l2)},
+                     {"bitwise_equal", s.video.bitwise_equal && s.audio.bitwise_equal}});
+  }
+  nlohmann::json out = {{"candidate", side_json(c.candidate)},
+                        {"provider", side_json(c.provider)},
+                        {"summary", summary},
+                        {"bounds", bounds},
+                        {"failures", c.failures},
+                        {"frames", frames},
+                        {"steps", steps},
+                        {"step_threshold", c.step_threshold},
+                        {"notes", c.notes}};
+  if (clip.audio) {
+    nlohmann::json windows = nlohmann::json::array();
+    for (double w : clip.audio->windows) windows.push_back(number_json(w));
+    out["audio_windows"] = {{"window_samples", clip.audio->window_samples},
+                            {"rel_l2", windows}};
+  }
+  if (c.final_video_latents) {
+    out["final_latents"] = {{"video", diff_json(*c.final_video_latents)},
+                            {"audio", diff_json(*c.final_audio_latents)}};
+  }
+  return out;
+}
+
+nlohmann::json to_json(const std::vector<Comparison>& comparisons) {
+  if (comparisons.size() == 1) return to_json(comparisons.front());
+  nlohmann::json all = nlohmann::json::array();
+  bool any_bounds = false, passed = true;
+  for (const Comparison& c : comparisons) {
+    all.push_back(to_json(c));
+    if (c.passed()) {
+      any_bounds = true;
+      passed = passed && *c.passed();
+    }
+  }
+  return {{"comparisons", all}, {"passed", any_bounds ? nlohmann::json(passed) : nlohmann::json()}};
+}
+
+std::string terminal_table(const std::vector<Comparison>& comparisons) {
+  std::ostringstream out;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-32s %6s %10s %9s %12s %11s %11s %10s %6s\n", "candidate",
+                "seed", "PSNR dB", "SSIM", "temporal", "audio L2", "PSNR ffm", "SSIM ffm",
+                "passed");
+  out << line;
+  for (const Comparison& c : comparisons) {
+    std::snprintf(line, sizeof line, "%-32s %6s %10s %9s %12s %11s %11s %10s %6s\n",
+                  label(c.candidate).c_str(), seed_text(c).c_str(),
+                  fixed(c.clip.psnr_db, 3).c_str(), fixed(c.clip.ssim, 6).c_str(),
+                  sci(c.clip.temporal_rmse).c_str(),
+                  c.clip.audio ? sci(c.clip.audio->rel_l2).c_str() : "-",
+                  fixed(c.clip.psnr_db_ffmpeg, 3).c_str(), fixed(c.clip.ssim_ffmpeg, 6).c_str(),
+                  verdict(c).c_str());
+    out << line;
+  }
+  for (const Comparison& c : comparisons) {
+    const std::string who = label(c.candidate) + " seed " + seed_text(c);
+    for (const std::string& f : c.failures) out << who << ": " << f << "\n";
+    for (const std::string& n : c.notes) out << who << ": note: " << n << "\n";
+    if (!c.steps.empty()) {
+      out << who << ": first step whose velocity rel L2 exceeds " << sci(c.step_threshold)
+          << ": " << (c.first_step_over < 0 ? "none" : std::to_string(c.first_step_over)) << "\n";
+    }
+  }
+  if (!comparisons.empty()) {
+    const Comparison& c = comparisons.front();
+    out << "pixels: " << c.clip.pixel_source << "; ffmpeg figures via " << c.clip.yuv_conversion
+        << "; bounds: " << (c.bounds.bounds ? c.bounds.source : "none") << "\n";
+  }
+  return out.str();
+}
+
+std::string to_markdown(const std::vector<Comparison>& comparisons) {
+  std::ostringstream out;
+  out << "## Candidate against provider\n\n"
+      << "PSNR and SSIM on the decoded frames before quantisation (SSIM: Gaussian 11x11 window, "
+         "sigma 1.5, per channel, as in Wang et al. 2004; clip PSNR pooled over frame MSEs); "
+         "`ffmpeg` columns as FFmpeg's psnr (`average:`) and ssim (`All:`) filters on yuv420p; "
+         "temporal RMSE of frame-to-frame differences; audio relative L2 over the whole "
+         "waveform.\n\n"
+      << "| candidate | provider | seed | PSNR dB | SSIM | temporal RMSE | audio L2 | PSNR dB "
+         "(ffmpeg) | SSIM (ffmpeg) | passed |\n"
+      << "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const Comparison& c : comparisons) {
+    out << "| `" << label(c.candidate) << "` | `" << label(c.provider) << "` | " << seed_text(c)
+        << " | " << fixed(c.clip.psnr_db, 3) << " | " << fixed(c.clip.ssim, 6) << " | "
+        << sci(c.clip.temporal_rmse) << " | " << (c.clip.audio ? sci(c.clip.audio->rel_l2) : "-")
+        << " | " << fixed(c.clip.psnr_db_ffmpeg, 3) << " | " << fixed(c.clip.ssim_ffmpeg, 6)
+        << " | " << verdict(c) << " |\n";
+  }
+  for (const Comparison& c : comparisons) {
+    out << "\n### `" << label(c.candidate) << "` seed " << seed_text(c) << "\n\n"
+        << "Candidate `" << c.candidate.path.string() << "`, provider `"
+        << c.provider.path.string() << "`. Pixels: " << c.clip.pixel_source
+        << ". Bounds: " << (c.bounds.bounds ? c.bounds.bounds->describe() + " (" + c.bounds.source + ")"
+                                            : std::string("none"))
+        << ".\n\n";
+    for (const std::string& f : c.failures) out << "- failed: " << f << "\n";
+    for (const std::string& n : c.notes) out << "- note: " << n << "\n";
+    if (!c.steps.empty()) {
+      out << "\nFirst step whose velocity relative L2 exceeds " << sci(c.step_threshold) << ": "
+          << (c.first_step_over < 0 ? "none" : std::to_string(c.first_step_over)) << ".\n\n"
+          << "| step | video velocity | audio velocity | video latent | audio latent |\n"
+          << "|---|---|---|---|---|\n";
+      for (const StepRow& s : c.steps) {
+        out << "| " << s.step << " | " << sci(s.video.rel_l2) << " | " << sci(s.audio.rel_l2)
+            << " | " << sci(s.video_latent.rel_l2) << " | " << sci(s.audio_latent.rel_l2)
+            << " |\n";
+      }
+    }
+    out << "\n| frame | PSNR dB | SSIM | PSNR dB (ffmpeg) | SSIM (ffmpeg) | temporal RMSE |\n"
+        << "|---|---|---|---|---|---|\n";
+    for (const metrics::FrameRow& f : c.clip.frames) {
+      out << "| " << f.index << " | " << fixed(f.psnr_db, 3) << " | " << fixed(f.ssim, 6) << " | "
+          << fixed(f.psnr_db_ffmpeg, 3) << " | " << fixed(f.ssim_ffmpeg, 6) << " | "
+          << (f.temporal_rmse ? sci(*f.temporal_rmse) : "-") << " |\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace h3p::compare

@@ -1,0 +1,299 @@
+#include "core/metrics/compare/run_compare.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+#include "core/common/error.h"
+#include "core/io/aten_bridge.h"
+#include "core/runs/comparable.h"
+#include "core/runs/decoded.h"
+#include "core/runs/manifest.h"
+#include "core/runs/run_reader.h"
+
+namespace h3p::compare {
+namespace fs = std::filesystem;
+namespace {
+
+bool is_run(const fs::path& p) { return fs::is_directory(p) && fs::exists(p / "manifest.json"); }
+
+// A temporary directory removed with the object.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "h3parity-compare-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw InputError(pattern + ": cannot create a temporary directory");
+    }
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// A side opened: its info and the directory of its decoded clip.
+struct OpenSide {
+  SideInfo info;
+  std::optional<runs::Manifest> manifest;
+  fs::path decoded;
+};
+
+OpenSide open_side(const fs::path& path, const char* role) {
+  OpenSide side;
+  side.info.path = path;
+  if (is_run(path)) {
+    side.info.kind = "run";
+    side.manifest = runs::read_manifest(path / "manifest.json");
+    side.info.impl_spec = side.manifest->impl_spec;
+    side.info.seed = side.manifest->seed;
+    side.info.contract_name = side.manifest->contract_name;
+    side.info.contract_digest = side.manifest->contract_digest;
+    side.decoded = runs::decoded_dir(runs::RunPaths(path));
+  } else if (fs::is_directory(path) && fs::exists(path / "frames.json")) {
+    side.info.kind = "decoded";
+    side.decoded = path;
+  } else if (fs::is_regular_file(path)) {
+    side.info.kind = "video";
+  } else {
+    throw InputError(std::string("--") + role + " " + path.string() +
+                     ": not a run directory, a decoded-frames directory or a video file");
+  }
+  return side;
+}
+
+metrics::ClipView view_of(const runs::DecodedClip& clip) {
+  metrics::ClipView v;
+  const runs::FramesHeader& h = clip.header();
+  v.width = h.width;
+  v.height = h.height;
+  v.frames = h.frames;
+  v.fps = h.fps;
+  v.rgb = clip.rgb();
+  v.planes = clip.planes();
+  v.plane_type = clip.planes_half() ? metrics::PlaneType::f16 : metrics::PlaneType::f32;
+  if (!clip.audio().empty()) {
+    v.audio = clip.audio().data();
+    v.audio_channels = clip.audio_channels();
+    v.audio_samples = clip.audio_samples();
+    v.sample_rate = clip.sample_rate();
+  }
+  return v;
+}
+
+// Frame geometry must agree before any metric is computed.
+void check_shapes(const runs::DecodedClip& c, const runs::DecodedClip& p, bool exact_audio) {
+  const runs::FramesHeader& a = c.header();
+  const runs::FramesHeader& b = p.header();
+  auto same = [&](const char* field, double x, double y) {
+    if (x != y) {
+      std::ostringstream m;
+      m << c.dir().string() << ": " << field << " " << x << " differs from " << y << " in "
+        << p.dir().string() << "; the clips are not comparable";
+      throw InputError(m.str());
+    }
+  };
+  same("width", a.width, b.width);
+  same("height", a.height, b.height);
+  same("frames", a.frames, b.frames);
+  if (!c.audio().empty() && !p.audio().empty() && exact_audio) {
+    same("audio channels", c.audio_channels(), p.audio_channels());
+    same("audio samples", static_cast<double>(c.audio_samples()),
+         static_cast<double>(p.audio_samples()));
+    same("audio sample rate", c.sample_rate(), p.sample_rate());
+  }
+}
+
+void step_series(Comparison& out, const fs::path& candidate, const fs::path& provider,
+                 const CompareParams& params) {
+  runs::RunReader p = runs::RunReader::open(provider);
+  runs::RunReader c = runs::RunReader::open(candidate);
+  const int steps = std::min(p.saved_steps(), c.saved_steps());
+  if (p.saved_steps() != c.saved_steps()) {
+    out.notes.push_back("saved steps differ (candidate " + std::to_string(c.saved_steps()) +
+                        ", provider " + std::to_string(p.saved_steps()) + "): per-step series "
+                        "over the first " + std::to_string(steps));
+  }
+  for (int k = 0; k < steps; ++k) {
+    if (params.progress) params.progress(0.5 * k / std::max(1, steps), "step " + std::to_string(k));
+    const runs::RunReader::Step ps = p.step(k);
+    const runs::RunReader::Step cs = c.step(k);
+    StepRow row;
+    row.step = k;
+    row.video = metrics::diff_tensors(cs.saved.sample, ps.saved.sample, "step sample");
+    row.audio = metrics::diff_tensors(cs.saved.audio_sample, ps.saved.audio_sample,
+                                      "step audio_sample");
+    row.video_latent = metrics::diff_tensors(cs.inputs.hidden_states, ps.inputs.hidden_states,
+                                             "step hidden_states");
+    row.audio_latent = metrics::diff_tensors(cs.inputs.audio_hidden_states,
+                                             ps.inputs.audio_hidden_states,
+                                             "step audio_hidden_states");
+    if (out.first_step_over < 0 &&
+        (row.video.rel_l2 > params.step_threshold || row.audio.rel_l2 > params.step_threshold)) {
+      out.first_step_over = k;
+    }
+    out.steps.push_back(row);
+  }
+  const fs::path pl = runs::RunPaths(provider).latents();
+  const fs::path cl = runs::RunPaths(candidate).latents();
+  if (fs::exists(pl) && fs::exists(cl)) {
+    const io::SafetensorsFile pf = io::SafetensorsFile::open(pl);
+    const io::SafetensorsFile cf = io::SafetensorsFile::open(cl);
+    out.final_video_latents = metrics::diff_tensors(io::load_tensor(cf, "latents"),
+                                                    io::load_tensor(pf, "latents"), "latents");
+    out.final_audio_latents = metrics::diff_tensors(
+        io::load_tensor(cf, "audio_latents"), io::load_tensor(pf, "audio_latents"), "audio_latents");
+  }
+}
+
+}  // namespace
+
+std::string CompareParams::describe() const {
+  std::ostringstream out;
+  out << "candidate: " << candidate.string() << "\nprovider: " << provider.string()
+      << "\nthreads: " << clip.threads << "\nstep_threshold: " << step_threshold
+      << "\ncontract: " << (contract ? contract->source.string() : std::string("-"))
+      << "\npost_hoc: " << (post_hoc ? "true" : "false") << "\n";
+  return out.str();
+}
+
+std::optional<bool> Comparison::passed() const {
+  if (!bounds.bounds) return std::nullopt;
+  return failures.empty();
+}
+
+Comparison compare_pair(const CompareParams& params) {
+  // 1. Open both sides; runs must answer the same request.
+  OpenSide cand = open_side(params.candidate, "candidate");
+  OpenSide prov = open_side(params.provider, "provider");
+  Comparison out;
+  out.candidate = cand.info;
+  out.provider = prov.info;
+  out.step_threshold = params.step_threshold;
+  if (cand.manifest && prov.manifest) {
+    runs::check_comparable(*prov.manifest, params.provider / "manifest.json", *cand.manifest,
+                           params.candidate / "manifest.json");
+  }
+
+  // 2. Video files are decoded once into the raw-frame form.
+  std::optional<TempDir> temp;
+  auto decode = [&](OpenSide& side, const char* name, int sample_rate) {
+    if (side.info.kind != "video") return;
+    if (!params.decode_video) {
+      throw InputError(side.info.path.string() + ": comparing a video file needs FFmpeg; this "
+                       "build has no media support (H3P_WITH_MEDIA=OFF)");
+    }
+    fs::path root = params.work_dir;
+    if (root.empty()) {
+      if (!temp) temp.emplace();
+      root = temp->path();
+    }
+    side.decoded = root / name;
+    if (params.progress) params.progress(0.0, "decoding " + side.info.path.filename().string());
+    params.decode_video(side.info.path, side.decoded, sample_rate);
+  };
+  auto rate_of = [](const OpenSide& side) {
+    if (side.info.kind == "video") return 0;
+    const fs::path audio = side.decoded / "audio.safetensors";
+    if (!fs::exists(audio)) return 0;
+    const io::SafetensorsFile f = io::SafetensorsFile::open(audio);
+    const auto it = f.metadata().find("sample_rate");
+    return it == f.metadata().end() ? 0 : std::atoi(it->second.c_str());
+  };
+  decode(prov, "provider", rate_of(cand));
+  decode(cand, "candidate", rate_of(prov));
+  if (cand.info.kind != "run" || prov.info.kind != "run") {
+    out.notes.push_back("a side is not a run: only pixel and audio metrics are computed (no "
+                        "per-step series, no initial-noise check)");
+  }
+
+  const runs::DecodedClip cclip = runs::DecodedClip::open(cand.decoded);
+  const runs::DecodedClip pclip = runs::DecodedClip::open(prov.decoded);
+  // Audio decoded from a file may carry encoder padding: compared over the common length.
+  const bool from_file = cand.info.kind == "video" || prov.info.kind == "video";
+  check_shapes(cclip, pclip, !from_file);
+  metrics::ClipView cview = view_of(cclip), pview = view_of(pclip);
+  if (from_file && cview.audio && pview.audio && cview.audio_samples != pview.audio_samples) {
+    const std::int64_t common = std::min(cview.audio_samples, pview.audio_samples);
+    out.notes.push_back("audio lengths differ (candidate " + std::to_string(cview.audio_samples) +
+                        ", provider " + std::to_string(pview.audio_samples) +
+                        " samples): compared over the first " + std::to_string(common));
+    cview.audio_stride = cview.audio_samples;
+    pview.audio_stride = pview.audio_samples;
+    cview.audio_samples = pview.audio_samples = common;
+  }
+
+  // 3. Bounds, from the contract the runs were generated under.
+  out.bounds = choose_bounds(prov.info.contract_digest,
+                             prov.info.kind == "run" ? params.provider : fs::path(),
+                             params.contract, params.post_hoc, params.known_contracts);
+
+  // 4. Per-step series, then the pixels and audio.
+  if (cand.info.kind == "run" && prov.info.kind == "run") {
+    step_series(out, params.candidate, params.provider, params);
+  }
+  if (params.progress) params.progress(0.5, "pixels and audio");
+  out.clip = metrics::compare_clips(cview, pview, params.clip);
+  if (!out.clip.audio) out.notes.push_back("no audio on one side: audio metrics not computed");
+  if (out.bounds.bounds) out.failures = bound_failures(out.clip, *out.bounds.bounds);
+  if (params.progress) params.progress(1.0, "done");
+  return out;
+}
+
+std::vector<fs::path> expand_runs(const fs::path& path) {
+  if (is_run(path) || !fs::is_directory(path)) return {path};
+  std::vector<std::pair<std::uint64_t, fs::path>> found;
+  for (const auto& entry : fs::directory_iterator(path)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("seed-", 0) != 0 || !is_run(entry.path())) continue;
+    found.push_back({std::strtoull(name.c_str() + 5, nullptr, 10), entry.path()});
+  }
+  if (found.empty()) return {path};
+  std::sort(found.begin(), found.end());
+  std::vector<fs::path> out;
+  for (auto& [seed, p] : found) out.push_back(p);
+  return out;
+}
+
+std::vector<std::pair<fs::path, fs::path>> pair_sides(const std::vector<fs::path>& candidates,
+                                                      const std::vector<fs::path>& providers) {
+  if (providers.empty() || candidates.empty()) {
+    throw InputError("compare: give at least one --candidate and one --provider");
+  }
+  std::vector<std::pair<fs::path, fs::path>> out;
+  if (providers.size() == 1) {
+    for (const fs::path& c : candidates) out.push_back({c, providers.front()});
+    return out;
+  }
+  std::map<std::pair<std::string, std::uint64_t>, fs::path> by_seed;
+  for (const fs::path& p : providers) {
+    if (!is_run(p)) throw InputError(p.string() + ": several providers must all be runs");
+    const runs::Manifest m = runs::read_manifest(p / "manifest.json");
+    by_seed[{m.contract_digest, m.seed}] = p;
+  }
+  for (const fs::path& c : candidates) {
+    if (!is_run(c)) {
+      throw InputError(c.string() + ": with several providers every candidate must be a run");
+    }
+    const runs::Manifest m = runs::read_manifest(c / "manifest.json");
+    const auto it = by_seed.find({m.contract_digest, m.seed});
+    if (it == by_seed.end()) {
+      throw InputError(c.string() + ": no provider run of seed " + std::to_string(m.seed) +
+                       " and the same contract among the providers");
+    }
+    out.push_back({c, it->second});
+  }
+  return out;
+}
+
+}  // namespace h3p::compare

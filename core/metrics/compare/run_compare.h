@@ -1,0 +1,86 @@
+#pragma once
+// `compare`: a candidate against the provider. Each side is a run directory (its decoded/
+// outputs and saved steps), a directory of decoded frames (frames.json), or a video file
+// FFmpeg reads (decoded once into the raw-frame form through a hook that h3p_media supplies;
+// then only pixel and audio metrics are computed, and the result says so). Two runs are
+// checked comparable first (same contract, seed, model, initial noise and conditioning) and
+// their decoded shapes must agree; otherwise InputError, before any metric is computed.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/contract/contract.h"
+#include "core/metrics/clip_compare.h"
+#include "core/metrics/compare/bounds_check.h"
+#include "core/metrics/tensor_diff.h"
+
+namespace h3p::compare {
+
+// Decodes `video` into `out_dir` as frames.rgb + frames.json (+ audio.safetensors, stereo fp32
+// resampled to `sample_rate` when > 0). Supplied by h3p_media; empty in a build without it.
+using VideoDecoder = std::function<void(const std::filesystem::path& video,
+                                        const std::filesystem::path& out_dir, int sample_rate)>;
+
+struct CompareParams {
+  std::filesystem::path candidate;  // run directory, decoded directory or video file
+  std::filesystem::path provider;
+  metrics::ClipParams clip;
+  double step_threshold = 1e-2;     // relative L2 marking the first drifting step
+  std::optional<contract::Contract> contract;  // --contract: bounds to judge by
+  bool post_hoc = false;            // allow a contract of another digest (reported as post-hoc)
+  std::vector<contract::Contract> known_contracts;  // compiled-in contracts
+  VideoDecoder decode_video;
+  std::filesystem::path work_dir;   // where video files are decoded (a fresh temp dir if empty)
+  std::function<void(double, const std::string&)> progress;
+  // One "key: value" per line.
+  std::string describe() const;
+};
+
+// One side as opened.
+struct SideInfo {
+  std::filesystem::path path;
+  std::string kind;        // "run", "decoded" or "video"
+  std::string impl_spec;   // runs only
+  std::optional<std::uint64_t> seed;
+  std::string contract_name, contract_digest;
+};
+
+// Per step: the candidate's saved velocities and the latents entering the step, against the
+// provider's.
+struct StepRow {
+  int step = 0;
+  metrics::TensorDiff video, audio;                // velocities (sample, audio_sample)
+  metrics::TensorDiff video_latent, audio_latent;  // hidden_states, audio_hidden_states
+};
+
+struct Comparison {
+  SideInfo candidate, provider;
+  metrics::ClipComparison clip;
+  std::vector<StepRow> steps;              // empty unless both sides are runs
+  int first_step_over = -1;                // first step whose velocity rel L2 > threshold
+  double step_threshold = 0;
+  std::optional<metrics::TensorDiff> final_video_latents, final_audio_latents;
+  BoundsChoice bounds;
+  std::vector<std::string> failures;       // bounds failed (empty when passed)
+  std::vector<std::string> notes;          // what was not computed and why
+  // True/false against the bounds; nullopt without bounds.
+  std::optional<bool> passed() const;
+};
+
+// Compares one pair. Throws InputError when the sides cannot be read or are not comparable.
+Comparison compare_pair(const CompareParams& params);
+
+// Expands a path into runs: a run directory (manifest.json) stays itself; a directory whose
+// seed-*/ subdirectories are runs gives those, sorted by seed; anything else stays as given.
+std::vector<std::filesystem::path> expand_runs(const std::filesystem::path& path);
+
+// Pairs every candidate with a provider: with one provider, all against it; otherwise by seed
+// (and contract digest). Throws InputError for a candidate run without a matching provider.
+std::vector<std::pair<std::filesystem::path, std::filesystem::path>> pair_sides(
+    const std::vector<std::filesystem::path>& candidates,
+    const std::vector<std::filesystem::path>& providers);
+
+}  // namespace h3p::compare

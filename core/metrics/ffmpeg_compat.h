@@ -1,0 +1,67 @@
+#pragma once
+// The 8-bit figures of FFmpeg's psnr and ssim filters on yuv420p, reimplemented so that a
+// comparison can be cross-checked with
+//   ffmpeg -lavfi "[a]format=yuv420p[x];[b]format=yuv420p[y];[x][y]psnr"   (and likewise ssim).
+// PSNR: per plane the mean squared error; a frame's MSE is the planes' MSEs weighted by their
+// pixel counts; a frame's PSNR is 10·log10(255² / MSE); the clip's figure ("average:") is
+// 10·log10(255² / mean of the frames' MSEs). SSIM: the x264 form, 8x8 windows at stride 4 built
+// from 4x4 block sums, integer moments, c1 = round(0.01²·255²·64), c2 = round(0.03²·255²·64·63);
+// a frame's SSIM is the planes' mean SSIMs weighted by pixel counts; the clip's figure
+// ("All:") is the mean over frames. The RGB -> yuv420p conversion is pluggable: FFmpeg's
+// figures come from libswscale's conversion (h3p_media supplies it); the built-in one is
+// BT.601 limited range with 2x2-averaged chroma and may differ from it by a rounding step.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace h3p::metrics {
+
+// One 8-bit 4:2:0 frame; chroma planes are ceil(width/2) x ceil(height/2).
+struct Yuv420Frame {
+  int width = 0, height = 0;
+  std::vector<std::uint8_t> planes[3];  // Y, U, V, each tightly packed
+  int plane_width(int p) const { return p == 0 ? width : (width + 1) / 2; }
+  int plane_height(int p) const { return p == 0 ? height : (height + 1) / 2; }
+  // Sizes the planes for width x height.
+  void resize(int w, int h);
+};
+
+// Converts interleaved RGB24 frames of one size to yuv420p. One object per thread.
+class YuvConverter {
+ public:
+  virtual ~YuvConverter() = default;
+  // `rgb` holds width·height·3 bytes; `out` is resized as needed.
+  virtual void convert(const std::uint8_t* rgb, int width, int height, Yuv420Frame& out) = 0;
+  // What produced the planes ("libswscale bicubic", "built-in BT.601"); goes into reports.
+  virtual std::string name() const = 0;
+};
+
+// Makes one converter per worker thread.
+using YuvConverterFactory = std::function<std::unique_ptr<YuvConverter>()>;
+
+// The built-in converter (no FFmpeg needed).
+std::unique_ptr<YuvConverter> make_builtin_yuv_converter();
+
+// Per-plane figures of one frame pair.
+struct FfmpegFrameStats {
+  std::uint64_t sse[3] = {0, 0, 0};  // Σ squared differences per plane
+  double ssim[3] = {0, 0, 0};        // mean x264-style SSIM per plane
+  double mse = 0;                    // planes' MSEs weighted by pixel count
+  double ssim_all = 0;               // planes' SSIMs weighted by pixel count
+};
+
+// Scratch space of the SSIM rows; one per thread.
+struct FfmpegScratch {
+  std::vector<int> sums;
+};
+
+// Compares two frames of the same size. Throws InputError when the sizes differ.
+FfmpegFrameStats ffmpeg_frame_stats(const Yuv420Frame& a, const Yuv420Frame& b,
+                                    FfmpegScratch& scratch);
+
+// 10·log10(peak² / mse); +inf when mse is 0.
+double psnr_from_mse(double mse, double peak);
+
+}  // namespace h3p::metrics

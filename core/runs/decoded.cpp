@@ -1,0 +1,269 @@
+#include "core/runs/decoded.h"
+
+#include <ATen/ATen.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/error.h"
+#include "core/io/atomic_file.h"
+#include "core/io/aten_bridge.h"
+
+namespace h3p::runs {
+namespace fs = std::filesystem;
+namespace {
+
+void create_dir(const fs::path& dir) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error) throw_input(dir.string(), "cannot create directory: " + error.message());
+}
+
+void check_video(const at::Tensor& video) {
+  if (!video.defined() || video.dim() != 5 || video.size(0) != 1 || video.size(1) != 3 ||
+      video.size(2) < 1 || video.size(3) < 1 || video.size(4) < 1) {
+    throw InputError("decoded video: expected shape (1, 3, F, H, W), got " +
+                     (video.defined() ? c10::str(video.sizes()) : std::string("none")));
+  }
+  if (!at::isFloatingType(video.scalar_type())) {
+    throw InputError("decoded video: expected a floating-point tensor");
+  }
+}
+
+void check_audio(const at::Tensor& audio) {
+  if (!audio.defined()) return;
+  if (audio.dim() != 3 || audio.size(0) != 1 || audio.size(1) < 1 || audio.size(2) < 1 ||
+      !at::isFloatingType(audio.scalar_type())) {
+    throw InputError("decoded audio: expected a float tensor of shape (1, C, S), got " +
+                     c10::str(audio.sizes()));
+  }
+}
+
+int json_int(const nlohmann::json& j, const char* key, const std::string& where) {
+  if (!j.contains(key) || !j[key].is_number_integer() || j[key].get<std::int64_t>() <= 0 ||
+      j[key].get<std::int64_t>() > (1 << 20)) {
+    throw InputError(where + ": field '" + key + "': must be a positive integer");
+  }
+  return j[key].get<int>();
+}
+
+}  // namespace
+
+// frames.rgb mapped read-only for the clip's lifetime.
+struct DecodedClip::Mapping {
+  const std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+  explicit Mapping(const fs::path& file) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw InputError(file.string() + ": cannot open: " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      throw InputError(file.string() + ": not a regular file");
+    }
+    size = static_cast<std::size_t>(st.st_size);
+    if (size > 0) {
+      void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+      if (p == MAP_FAILED) {
+        ::close(fd);
+        throw InputError(file.string() + ": cannot map: " + std::strerror(errno));
+      }
+      data = static_cast<const std::uint8_t*>(p);
+    }
+    ::close(fd);
+  }
+  ~Mapping() {
+    if (data != nullptr) ::munmap(const_cast<std::uint8_t*>(data), size);
+  }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+};
+
+fs::path decoded_dir(const RunPaths& paths) { return paths.root() / "decoded"; }
+
+std::vector<std::uint8_t> quantise_frames(const at::Tensor& video) {
+  check_video(video);
+  // (1, 3, F, H, W) -> (F, H, W, 3), clamp, round half up.
+  const at::Tensor q = video.to(at::kCPU, at::kFloat)
+                           .squeeze(0)
+                           .permute({1, 2, 3, 0})
+                           .clamp(0.0, 1.0)
+                           .mul(255.0)
+                           .add(0.5)
+                           .floor()
+                           .to(at::kByte)
+                           .contiguous();
+  std::vector<std::uint8_t> bytes(q.numel());
+  std::memcpy(bytes.data(), q.data_ptr(), bytes.size());
+  return bytes;
+}
+
+void write_raw_frames(const fs::path& dir, const FramesHeader& header, const std::uint8_t* rgb) {
+  if (header.width <= 0 || header.height <= 0 || header.frames <= 0 || !(header.fps > 0)) {
+    throw InputError(dir.string() + ": frames header: width, height, frames and fps must be "
+                     "positive");
+  }
+  create_dir(dir);
+  const std::size_t total = header.frame_bytes() * header.frames;
+  io::atomic_write(dir / "frames.rgb", [&](io::FileSink& sink) {
+    const auto* bytes = reinterpret_cast<const std::byte*>(rgb);
+    constexpr std::size_t kBlock = 8u << 20;
+    for (std::size_t at = 0; at < total; at += kBlock) {
+      sink.write(std::span<const std::byte>(bytes + at, std::min(kBlock, total - at)));
+    }
+  });
+  nlohmann::json j = {{"format", "rgb24"},       {"width", header.width},
+                      {"height", header.height}, {"frames", header.frames},
+                      {"fps", header.fps},       {"frame_bytes", header.frame_bytes()},
+                      {"source", header.source}};
+  io::atomic_write_text(dir / "frames.json", j.dump(2) + "\n");
+}
+
+void write_decoded_audio(const fs::path& dir, const float* audio, int channels,
+                         std::int64_t samples, int sample_rate) {
+  if (channels <= 0 || samples <= 0 || sample_rate <= 0) {
+    throw InputError(dir.string() + ": decoded audio: channels, samples and sample rate must be "
+                     "positive");
+  }
+  create_dir(dir);
+  io::TensorRecord record{"audio", io::DType::F32, {1, channels, samples},
+                          std::span<const std::byte>(reinterpret_cast<const std::byte*>(audio),
+                                                     sizeof(float) * channels * samples)};
+  io::write_safetensors(dir / "audio.safetensors", {record},
+                        {{"sample_rate", std::to_string(sample_rate)}});
+}
+
+void write_decoded(const RunPaths& paths, const at::Tensor& video, const at::Tensor& audio,
+                   int fps, int sample_rate, FramePrecision precision) {
+  check_video(video);
+  check_audio(audio);
+  if (fps <= 0) throw InputError("decoded video: fps must be positive");
+  if (audio.defined() && sample_rate <= 0) {
+    throw InputError("decoded audio: sample rate must be positive");
+  }
+  const fs::path dir = decoded_dir(paths);
+  create_dir(dir);
+  // A rewrite first invalidates the set: frames.json goes, and comes back last.
+  std::error_code ignored;
+  fs::remove(dir / "frames.json", ignored);
+
+  const at::Tensor stored =
+      video.to(at::kCPU, precision == FramePrecision::f16 ? at::kHalf : at::kFloat).contiguous();
+  std::vector<at::Tensor> holder;
+  io::write_safetensors(dir / "video.safetensors",
+                        io::make_records({{"video", stored}}, holder),
+                        {{"fps", std::to_string(fps)}, {"range", "[0,1]"}});
+  if (audio.defined()) {
+    const at::Tensor a = audio.to(at::kCPU, at::kFloat).contiguous();
+    write_decoded_audio(dir, a.data_ptr<float>(), static_cast<int>(a.size(1)), a.size(2),
+                        sample_rate);
+  } else {
+    fs::remove(dir / "audio.safetensors", ignored);
+  }
+  FramesHeader header;
+  header.frames = static_cast<int>(video.size(2));
+  header.height = static_cast<int>(video.size(3));
+  header.width = static_cast<int>(video.size(4));
+  header.fps = fps;
+  header.source = "run";
+  // Quantise from what was stored, so frames.rgb and video.safetensors agree exactly.
+  const std::vector<std::uint8_t> bytes = quantise_frames(stored);
+  write_raw_frames(dir, header, bytes.data());
+}
+
+FramesHeader read_frames_header(const fs::path& dir) {
+  const fs::path file = dir / "frames.json";
+  if (!fs::exists(file)) {
+    throw InputError(file.string() + ": missing (no decoded frames; decode the run first)");
+  }
+  const std::string where = file.string();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(io::read_file(file));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(where + ": invalid JSON: " + e.what());
+  }
+  if (!j.is_object()) throw InputError(where + ": not a JSON object");
+  if (!j.contains("format") || j["format"] != "rgb24") {
+    throw InputError(where + ": field 'format': must be \"rgb24\"");
+  }
+  FramesHeader h;
+  h.width = json_int(j, "width", where);
+  h.height = json_int(j, "height", where);
+  h.frames = json_int(j, "frames", where);
+  if (!j.contains("fps") || !j["fps"].is_number() || !(j["fps"].get<double>() > 0)) {
+    throw InputError(where + ": field 'fps': must be a positive number");
+  }
+  h.fps = j["fps"].get<double>();
+  if (j.contains("source") && j["source"].is_string()) h.source = j["source"].get<std::string>();
+  return h;
+}
+
+DecodedClip DecodedClip::open(const fs::path& dir) {
+  const FramesHeader header = read_frames_header(dir);
+  const fs::path frames_file = dir / "frames.rgb";
+  DecodedClip clip(dir);
+  clip.frames_ = std::make_shared<const Mapping>(frames_file);
+  clip.header_ = header;
+  const std::size_t want = header.frame_bytes() * header.frames;
+  if (clip.frames_->size != want) {
+    throw InputError(frames_file.string() + ": " + std::to_string(clip.frames_->size) +
+                     " bytes, frames.json describes " + std::to_string(want));
+  }
+  const fs::path video_file = dir / "video.safetensors";
+  if (fs::exists(video_file)) {
+    clip.video_ = io::SafetensorsFile::open(video_file);
+    const io::TensorInfo& info = clip.video_->at("video");
+    const std::vector<std::int64_t> shape = {1, 3, header.frames, header.height, header.width};
+    if (info.shape != shape) {
+      throw InputError(video_file.string() + ": tensor 'video': shape disagrees with frames.json");
+    }
+    if (info.dtype != io::DType::F16 && info.dtype != io::DType::F32) {
+      throw InputError(video_file.string() + ": tensor 'video': must be F16 or F32");
+    }
+    clip.planes_half_ = info.dtype == io::DType::F16;
+    clip.planes_ = clip.video_->bytes(info).data();
+    if (reinterpret_cast<std::uintptr_t>(clip.planes_) % (clip.planes_half_ ? 2 : 4) != 0) {
+      throw InputError(video_file.string() + ": tensor 'video': data is not aligned");
+    }
+  }
+  const fs::path audio_file = dir / "audio.safetensors";
+  if (fs::exists(audio_file)) {
+    const io::SafetensorsFile f = io::SafetensorsFile::open(audio_file);
+    const io::TensorInfo& info = f.at("audio");
+    if (info.dtype != io::DType::F32 || info.shape.size() != 3 || info.shape[0] != 1) {
+      throw InputError(audio_file.string() + ": tensor 'audio': must be F32 of shape (1, C, S)");
+    }
+    const auto it = f.metadata().find("sample_rate");
+    int rate = 0;
+    if (it != f.metadata().end()) rate = std::atoi(it->second.c_str());
+    if (rate <= 0) throw InputError(audio_file.string() + ": metadata 'sample_rate': missing or invalid");
+    clip.audio_channels_ = static_cast<int>(info.shape[1]);
+    clip.audio_samples_ = info.shape[2];
+    clip.sample_rate_ = rate;
+    clip.audio_.resize(info.numel());
+    std::memcpy(clip.audio_.data(), f.bytes(info).data(), info.nbytes());
+  }
+  return clip;
+}
+
+const std::uint8_t* DecodedClip::rgb() const {
+  return frames_->data;
+}
+
+const std::uint8_t* DecodedClip::frame(int index) const {
+  if (index < 0 || index >= header_.frames) {
+    throw InputError(dir_.string() + ": frame " + std::to_string(index) + " out of range");
+  }
+  return rgb() + header_.frame_bytes() * index;
+}
+
+}  // namespace h3p::runs

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Benchmark: `h3parity compare` against the ffmpeg CLI computing psnr and ssim (yuv420p) of the
+# same frames in one run, on a 124-frame 1344x768 pair with 2 x 165,600 audio samples.
+# compare computes more: fp32 PSNR and Gaussian SSIM per channel on the pre-quantisation
+# frames, the same two ffmpeg figures, temporal RMSE and audio relative L2. Runs are
+# interleaved (ffmpeg, compare, ffmpeg, ...) and the medians compared; the ratio printed is
+# compare / ffmpeg wall time (goal: <= 1). Also checks that compare's *_ffmpeg figures equal
+# ffmpeg's printed ones.
+#
+# usage: tools/bench/compare_vs_ffmpeg.sh H3PARITY [WORK_DIR] [REPEATS]
+set -euo pipefail
+cli=${1:?usage: compare_vs_ffmpeg.sh H3PARITY [WORK_DIR] [REPEATS]}
+work=${2:-$(mktemp -d)}
+repeats=${3:-3}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+command -v ffmpeg >/dev/null || { echo "ffmpeg CLI not found (scripts/install-deps.sh --tests)" >&2; exit 2; }
+
+if [[ ! -f $work/candidate/frames.json ]]; then
+  echo "writing the synthetic pair into $work ..."
+  python3 "$here/make_decoded_pair.py" "$work"
+fi
+in="-f rawvideo -pix_fmt rgb24 -s 1344x768 -r 24 -i"
+ffmpeg_once() {
+  ffmpeg -hide_banner -nostats $in "$work/candidate/frames.rgb" $in "$work/provider/frames.rgb" \
+    -lavfi "[0:v]format=yuv420p,split[a1][a2];[1:v]format=yuv420p,split[b1][b2];[a1][b1]psnr;[a2][b2]ssim" \
+    -f null - 2> "$work/ffmpeg.log"
+}
+compare_once() {
+  "$cli" --progress none compare --candidate "$work/candidate" --provider "$work/provider" \
+    --json "$work/compare.json" > "$work/compare.txt"
+}
+seconds() { local s=$(date +%s.%N); "$@"; echo "$(date +%s.%N) - $s" | bc; }
+
+# Warm the page cache once, then interleave.
+cat "$work"/candidate/* "$work"/provider/* > /dev/null
+ff=() ; h3=()
+for ((i = 0; i < repeats; i++)); do
+  ff+=("$(seconds ffmpeg_once)")
+  h3+=("$(seconds compare_once)")
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+mf=$(median "${ff[@]}"); mh=$(median "${h3[@]}")
+echo "ffmpeg psnr+ssim:   ${ff[*]} s  (median $mf s)"
+echo "h3parity compare:   ${h3[*]} s  (median $mh s)"
+echo "ratio compare/ffmpeg: $(echo "scale=3; $mh / $mf" | bc)"
+echo "cores: $(nproc), load: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+python3 - "$work/ffmpeg.log" "$work/compare.json" <<'PY'
+import json, re, sys
+log = open(sys.argv[1]).read()
+psnr = float(re.search(r"average:([0-9.]+)", log).group(1))
+ssim = float(re.search(r"All:([0-9.]+)", log).group(1))
+s = json.load(open(sys.argv[2]))["summary"]
+print(f"ffmpeg:  psnr average {psnr:.6f}  ssim All {ssim:.6f}")
+print(f"compare: psnr_db_ffmpeg {s['psnr_db_ffmpeg']:.6f}  ssim_ffmpeg {s['ssim_ffmpeg']:.6f}  "
+      f"(fp32: psnr_db {s['psnr_db']:.4f} ssim {s['ssim']:.6f} temporal_rmse {s['temporal_rmse']:.3e} "
+      f"audio_rel_l2 {s['audio_rel_l2']:.3e})")
+assert abs(s["psnr_db_ffmpeg"] - psnr) <= 1e-3, "psnr differs from ffmpeg"
+assert abs(s["ssim_ffmpeg"] - ssim) <= 1e-4, "ssim differs from ffmpeg"
+print("ffmpeg figures agree")
+PY
