@@ -165,4 +165,27 @@ std::string read_file(const std::filesystem::path& path) {
   return out;
 }
 
+int remove_stale_temporaries(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  int removed = 0;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const std::size_t tmp = name.rfind(".tmp-");
+    if (name.size() < 2 || name[0] != '.' || tmp == std::string::npos || tmp == 0) continue;
+    // The suffix must be <pid>-<counter>: digits, one dash, digits.
+    const std::string suffix = name.substr(tmp + 5);
+    const std::size_t dash = suffix.find('-');
+    auto digits = [](const std::string& t) {
+      return !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
+    };
+    if (dash == std::string::npos || !digits(suffix.substr(0, dash)) ||
+        !digits(suffix.substr(dash + 1)) || !it->is_regular_file(ec)) {
+      continue;
+    }
+    if (fs::remove(it->path(), ec)) ++removed;
+  }
+  return removed;
+}
+
 }  // namespace h3p::io

@@ -29,6 +29,11 @@ std::string atomic_write(const std::filesystem::path& path,
 // Convenience: atomically writes `text`. Returns its SHA-256 (hex).
 std::string atomic_write_text(const std::filesystem::path& path, std::string_view text);
 
+// Removes the temporary files atomic_write leaves in `dir` (not recursive) when its process
+// dies mid-write (`.<name>.tmp-<pid>-<n>`). Call only while no writer can be active in `dir`
+// (e.g. holding the run lock). Returns how many were removed.
+int remove_stale_temporaries(const std::filesystem::path& dir);
+
 // Reads a whole file; throws InputError naming the path when it cannot be read.
 std::string read_file(const std::filesystem::path& path);
 

@@ -6,6 +6,7 @@ extern "C" {
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 #include <vector>
 
@@ -130,13 +131,17 @@ class Writer {
     frame->width = h.width;
     frame->height = h.height;
     check(where_ + ": frame buffer", av_frame_get_buffer(frame.get(), 0));
+    padded_.resize(h.frame_bytes() + 256);
     for (int f = 0; f < h.frames; ++f) {
       if (aenc_) {
         const double end_seconds = (f + 1) / av_q2d(fps_);
         feed_audio(static_cast<std::int64_t>(std::llround(end_seconds * clip_.sample_rate())));
       }
       check(where_ + ": frame writable", av_frame_make_writable(frame.get()));
-      const std::uint8_t* src[1] = {clip_.frame(f)};
+      // libswscale's SIMD reads past the end of a line: a padded copy keeps the last frame of
+      // the mapping safe.
+      std::memcpy(padded_.data(), clip_.frame(f), h.frame_bytes());
+      const std::uint8_t* src[1] = {padded_.data()};
       const int stride[1] = {3 * h.width};
       sws_scale(sws_.get(), src, stride, 0, h.height, frame->data, frame->linesize);
       frame->pts = f;
@@ -208,6 +213,7 @@ class Writer {
   Sws sws_;
   Swr swr_;
   Packet packet_;
+  std::vector<std::uint8_t> padded_;
   std::int64_t audio_pos_ = 0;
   bool finished_ = false;
 };

@@ -140,8 +140,9 @@ FfmpegFrameStats ffmpeg_frame_stats(const Yuv420Frame& a, const Yuv420Frame& b,
     s.sse[p] = kernels::byte_sse(a.planes[p].data(), b.planes[p].data(), a.planes[p].size());
     s.ssim[p] = ssim_plane(a.planes[p].data(), b.planes[p].data(), w, h, scratch);
     s.mse += (static_cast<double>(s.sse[p]) / n) * (n / pixels);
-    s.ssim_all += s.ssim[p] * (n / pixels);
+    s.ssim_all += s.ssim[p] * n;
   }
+  s.ssim_all /= pixels;  // weighted sum first: identical frames give exactly 1
   return s;
 }
 

@@ -109,6 +109,11 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
   const RunPaths paths = RunPaths::locate(p.runs_root, c.name, spec.text, p.seed);
   paths.create_directories();
   RunLock lock = RunLock::acquire(paths.root());
+  // A process killed mid-write leaves temporaries that nothing reads; only the lock holder
+  // may remove them.
+  for (const fs::path& dir : {paths.root(), paths.inputs_dir(), paths.steps_dir()}) {
+    io::remove_stale_temporaries(dir);
+  }
 
   Manifest expected;
   expected.contract_name = c.name;

@@ -37,6 +37,8 @@ for k in 1 9 24 41; do
 done
 out=$(gen killed) || fail "resumed generate exited $?"
 echo "$out"
+leftover=$(find "$(run_dir killed)" -name '.*.tmp-*' | wc -l)
+[[ $leftover == 0 ]] || fail "$leftover temporary files left after resuming"
 diff <(tree_digest "$(run_dir ref)") <(tree_digest "$(run_dir killed)") \
   || fail "resumed run differs from the uninterrupted one"
 echo "ok: resumed after SIGKILL at several steps; byte-identical to the uninterrupted run"

@@ -49,6 +49,19 @@ class TestAtomicFile : public QObject {
   Q_OBJECT
 
  private slots:
+  // Only atomic_write's own temporaries (.<name>.tmp-<pid>-<n>) are removed.
+  void remove_stale_temporaries_removes_only_temporaries() {
+    QTemporaryDir tmp;
+    const std::filesystem::path dir = tmp.path().toStdString();
+    const char* stale[] = {".a.safetensors.tmp-123-4", ".manifest.json.tmp-9-0"};
+    const char* kept[] = {"a.safetensors", ".b.tmp-x-1", "c.tmp-1-2", ".d.tmp-12", ".e.tmp-1-2x"};
+    for (const char* n : stale) h3p::io::atomic_write_text(dir / n, "x");
+    for (const char* n : kept) h3p::io::atomic_write_text(dir / n, "x");
+    QCOMPARE(h3p::io::remove_stale_temporaries(dir), 2);
+    for (const char* n : stale) QVERIFY(!std::filesystem::exists(dir / n));
+    for (const char* n : kept) QVERIFY(std::filesystem::exists(dir / n));
+  }
+
   void init();
   void writesNewFile();
   void replacesExistingFile();
