@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
+#include "app/cli/compare_setup.h"
 #include "app/cli/embedded_contracts.h"
 #include "app/cli/progress.h"
 #include "core/common/error.h"
@@ -20,7 +21,6 @@
 
 namespace h3p::cli {
 
-// Compare settings shared with `report`: contracts, threads, media hooks.
 compare::CompareParams base_compare_params(const std::string& contract, bool post_hoc,
                                            int threads, const std::string& yuv) {
   compare::CompareParams params;

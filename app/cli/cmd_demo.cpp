@@ -11,7 +11,14 @@
 #include "app/cli/embedded_contracts.h"
 #include "app/cli/progress.h"
 #include "app/cli/stop_signals.h"
+#include "app/cli/compare_setup.h"
 #include "core/io/atomic_file.h"
+#include "core/metrics/compare/compare_output.h"
+#include "core/metrics/compare/evidence_report.h"
+#include "core/runs/decoded.h"
+#ifdef H3P_HAVE_MEDIA
+#include "core/media/clip_export.h"
+#endif
 #include "core/runs/ablation.h"
 #include "core/runs/generation.h"
 
@@ -124,6 +131,36 @@ void add_demo(CLI::App& app, Action& action, const GlobalOptions& global) {
       io::atomic_write_text(out / ("drift-" + stem + ".md"), drift.to_markdown());
       std::printf("\nwrote %s/{ablation-%s-step0,drift-%s}.{json,md}\n", out.string().c_str(),
                   stem.c_str(), stem.c_str());
+
+      // Decoded outputs: the compare table of every seed against the bounds of the contract,
+      // the shareable MP4s and the evidence report.
+      if (!provider.decoded) {
+        std::printf("\nthe model has no decoders: no pixel or audio comparison\n");
+        return 0;
+      }
+      std::vector<compare::Comparison> comparisons;
+      for (uint64_t s : c.seeds) {
+        compare::CompareParams cp = base_compare_params("", false, 0, "swscale");
+        cp.provider = results[{"provider", s}].run_dir;
+        cp.candidate = results[{opt->candidate, s}].run_dir;
+        comparisons.push_back(compare::compare_pair(cp));
+      }
+      std::printf("\ncandidate against provider, decoded video and audio, judged by the contract's "
+                  "bounds:\n%s", compare::terminal_table(comparisons).c_str());
+#ifdef H3P_HAVE_MEDIA
+      for (const auto& [key, r] : results) {
+        media::ExportParams e;
+        e.decoded_dir = runs::decoded_dir(runs::RunPaths(r.run_dir));
+        e.mp4 = r.run_dir / "export" / (r.run_dir.filename().string() + ".mp4");
+        if (!std::filesystem::exists(e.mp4)) media::export_clip(e);
+      }
+      std::printf("wrote an MP4 per run under <run>/export/\n");
+#endif
+      compare::ReportParams report;
+      report.runs_root = opt->runs;
+      report.compare = base_compare_params("", false, 0, "swscale");
+      const compare::ReportResult written = compare::write_report(report);
+      std::printf("wrote %s (SHA256SUMS beside it)\n", written.markdown.string().c_str());
       return 0;
     };
   });

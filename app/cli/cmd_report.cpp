@@ -4,15 +4,13 @@
 #include <memory>
 
 #include "app/cli/commands.h"
+#include "app/cli/compare_setup.h"
 #include "app/cli/progress.h"
 #include "core/metrics/compare/compare_output.h"
 #include "core/metrics/compare/evidence_report.h"
 
 namespace h3p::cli {
 
-// Defined in cmd_compare.cpp: the compare settings `report` shares.
-compare::CompareParams base_compare_params(const std::string& contract, bool post_hoc,
-                                           int threads, const std::string& yuv);
 
 void add_report(CLI::App& app, Action& action, const GlobalOptions& global) {
   struct Options {

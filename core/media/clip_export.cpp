@@ -196,6 +196,8 @@ class Writer {
       const int status = avcodec_receive_packet(enc, packet_.get());
       if (status == AVERROR(EAGAIN) || status == AVERROR_EOF) return;
       check(where_ + ": encode", status);
+      // One frame per packet: without a duration MP4's edit list drops the last frame.
+      if (enc == venc_.get() && packet_->duration <= 0) packet_->duration = 1;
       av_packet_rescale_ts(packet_.get(), enc->time_base, stream->time_base);
       packet_->stream_index = stream->index;
       check(where_ + ": write", av_interleaved_write_frame(format_.get(), packet_.get()));

@@ -106,14 +106,4 @@ at::Tensor decode_audio(const AudioVaeDecoder& vae, const at::Tensor& audio_late
   return vae.decode(z).to(at::kFloat).permute({1, 0, 2}).contiguous();
 }
 
-at::Tensor audio_latents_from_rows(const at::Tensor& rows, int64_t channels) {
-  if (rows.dim() != 2 || channels <= 0 || rows.size(0) % channels != 0) {
-    throw InputError("audio rows: expected (" + std::to_string(channels) + "·N, C), got " +
-                     c10::str(rows.sizes()));
-  }
-  return rows.reshape({channels, rows.size(0) / channels, rows.size(1)})
-      .permute({0, 2, 1})
-      .contiguous();
-}
-
 }  // namespace h3p::model

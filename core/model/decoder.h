@@ -53,8 +53,4 @@ at::Tensor decode_video(const VideoVaeDecoder& vae, const at::Tensor& latents,
 // the config has no latents_mean / latents_std or on a wrong shape.
 at::Tensor decode_audio(const AudioVaeDecoder& vae, const at::Tensor& audio_latents);
 
-// The sampler's audio rows (channels·N, latent_channels), channel-major → (channels,
-// latent_channels, N), as the pipeline's after-denoise step lays them out for decode_audio.
-at::Tensor audio_latents_from_rows(const at::Tensor& rows, int64_t channels = 2);
-
 }  // namespace h3p::model

@@ -19,6 +19,8 @@
 #include "core/ops/group_ops.h"
 #include "core/ops/provider_ops.h"
 #include "core/runs/gate.h"
+#include "core/model/decoder.h"
+#include "core/runs/decoded.h"
 #include "core/runs/identity.h"
 #include "core/runs/manifest.h"
 #include "core/runs/run_lock.h"
@@ -39,6 +41,27 @@ std::string write_tensors(const fs::path& file, const std::vector<io::NamedTenso
                           const std::map<std::string, std::string>& metadata = {}) {
   std::vector<at::Tensor> holder;
   return io::write_safetensors(file, io::make_records(tensors, holder), metadata);
+}
+
+// Decodes the final latents with the model's decoders into RUN/decoded/ (runs::write_decoded).
+// Returns false when the model has no video decoder (the latents are the run's final output).
+bool decode_outputs(const GenerateParams& p, const RunPaths& paths, const fs::path& model_dir,
+                    const sampling::FinalLatents& latents, const at::Device& device,
+                    bool latents_changed) {
+  const bool has_video = fs::exists(model_dir / "vae" / "config.json");
+  const bool has_audio = fs::exists(model_dir / "audio_vae" / "config.json");
+  if (!has_video) return false;  // frames are what a decoded run is made of
+  if (!latents_changed && fs::exists(decoded_dir(paths) / "frames.json")) return true;
+  const model::Decoders decoders = model::load_decoders(model_dir, device, true, has_audio);
+  const at::Tensor video = model::decode_video(*decoders.video, latents.video.to(device)).cpu();
+  at::Tensor audio;
+  int sample_rate = p.contract.audio_sample_rate;
+  if (decoders.audio) {
+    audio = model::decode_audio(*decoders.audio, latents.audio.to(device)).cpu();
+    sample_rate = static_cast<int>(decoders.audio->config().sampling_rate);
+  }
+  write_decoded(paths, video, audio, p.contract.fps, sample_rate);
+  return true;
 }
 
 }  // namespace
@@ -153,6 +176,12 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
                                                  {{"source", conditioning.source}});
     write_manifest(paths.manifest(), expected);
   }
+  // The contract itself (canonical JSON; its digest is the manifest's contract_digest), so
+  // tools that read the run later find the bounds fixed before generation.
+  const fs::path contract_file = paths.root() / "contract.json";
+  if (!fs::exists(contract_file)) {
+    io::atomic_write_text(contract_file, contract::to_json(c).dump(2) + "\n");
+  }
 
   // 5. Replay what is saved, checking each call's inputs against its sidecar.
   StepStore store(paths, spec.text);
@@ -216,9 +245,13 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
                                               {"audio_latents", latents.audio}};
   std::vector<at::Tensor> holder;
   const std::string wanted = io::sha256_hex(io::encode_safetensors(io::make_records(named, holder)));
-  if (!fs::exists(paths.latents()) || io::sha256_file(paths.latents()) != wanted) {
-    write_tensors(paths.latents(), named);
-  }
+  const bool latents_changed =
+      !fs::exists(paths.latents()) || io::sha256_file(paths.latents()) != wanted;
+  if (latents_changed) write_tensors(paths.latents(), named);
+
+  // 8. Decoded video and audio, when the model has its decoders (vae/, audio_vae/); decoded
+  // again only when the latents changed or the decoded files are incomplete.
+  result.decoded = decode_outputs(p, paths, model_dir, latents, device, latents_changed);
   return result;
 }
 

@@ -56,6 +56,7 @@ struct GenerateResult {
   int replayed = 0;
   int computed = 0;
   bool verified_last_step = false;
+  bool decoded = false;  // RUN/decoded/ holds the decoded video (and audio)
   std::vector<StepEvent> steps;
 };
 

@@ -26,4 +26,7 @@ grep -q ",48$" mkv.txt || fail "mkv frame count: $(cat mkv.txt)"
 # Lossless: the MKV's frames are the stored frames.
 ffmpeg -v error -i out/video.mkv -f rawvideo -pix_fmt rgb24 back.rgb
 cmp back.rgb run/decoded/frames.rgb || fail "MKV frames differ from frames.rgb"
+# The MP4 decodes to every frame (a packet without duration would lose the last one).
+bytes=$(ffmpeg -v error -i out/video.mp4 -f rawvideo -pix_fmt rgb24 - | wc -c)
+[[ $bytes == $((48 * 128 * 96 * 3)) ]] || fail "MP4 decodes to $bytes bytes, want 48 frames"
 echo "export e2e passed"

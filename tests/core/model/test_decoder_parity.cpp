@@ -303,16 +303,6 @@ class DecoderParity : public QObject {
                        "AutoencoderKLMiniMaxH3");
   }
 
-  // Audio rows (2·N, C) channel-major → (2, C, N): row c·N + n holds channel c, latent n.
-  void audio_rows_layout() {
-    at::Tensor rows = at::arange(2 * 3 * 4, at::kFloat).view({6, 4});
-    at::Tensor z = model::audio_latents_from_rows(rows);
-    QCOMPARE(z.sizes().vec(), (std::vector<int64_t>{2, 4, 3}));
-    QCOMPARE(z[1][2][0].item<float>(), rows[3][2].item<float>());
-    QCOMPARE(z[0][3][2].item<float>(), rows[2][3].item<float>());
-    expect_input_error([&] { model::audio_latents_from_rows(at::zeros({5, 4})); }, "audio rows");
-  }
-
   // init-model writes decoders that load and decode to finite media mostly inside the clamps,
   // deterministically, without touching the transformer's bytes.
   void init_model_writes_usable_decoders() {

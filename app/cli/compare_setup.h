@@ -1,0 +1,15 @@
+#pragma once
+// Compare settings shared by `compare`, `report` and `demo`: the contracts to judge by, threads
+// and the media hooks (video-file decoding, swscale colour conversion) when built with media.
+#include <string>
+
+#include "core/metrics/compare/run_compare.h"
+
+namespace h3p::cli {
+
+// `contract` (a file, may be empty) overrides the bounds found with the runs; `yuv` is
+// "swscale" or "builtin". Throws InputError for an unknown `yuv`.
+compare::CompareParams base_compare_params(const std::string& contract, bool post_hoc,
+                                           int threads, const std::string& yuv);
+
+}  // namespace h3p::cli
