@@ -52,7 +52,7 @@ for sidecar in small/$run/steps/*.json; do
 done
 
 # Free space and resume: the saved steps are verified and replayed, the rest computed.
-mount -o remount,size=16m small
+mount -o remount,size=64m small
 out=$(gen --runs small) || fail "generate after freeing space exited $?"
 grep -q "$saved replayed from disk" <<<"$out" || fail "did not replay the $saved saved steps: $out"
 diff <(tree_digest ref/$run) <(tree_digest small/$run) || fail "resumed run differs from the reference"

@@ -38,7 +38,9 @@ PY
     first) [[ $has_inputs == 1${has_inputs:1} && ${has_inputs:1} == $(printf '0%.0s' $(seq 1 10)) ]] ;;
     none) [[ $has_inputs == $(printf '0%.0s' $(seq 1 11)) ]] ;;
   esac || fail "--save-inputs $policy kept inputs in calls: $has_inputs"
-  gen --seed 42 --runs part-$policy --save-inputs $policy >/dev/null &
+  # Started directly (not through gen) so that $! is h3parity itself.
+  "$H3P_CLI" --progress none generate --contract c.json --impl provider --seed 42 \
+    --runs part-$policy --save-inputs $policy >/dev/null &
   pid=$!
   until [[ -f part-$policy/demo/provider/seed-42/steps/004.json ]] || ! kill -0 $pid 2>/dev/null; do sleep 0.002; done
   kill -9 $pid 2>/dev/null || true; wait $pid 2>/dev/null || true

@@ -23,7 +23,9 @@ grep -q "0 computed" <<<"$out" || fail "second run recomputed: $out"
 # Kill at several points (each kill continues the same run), then finish it.
 cp -r ref/models . 2>/dev/null || true
 for k in 1 9 24 41; do
-  gen killed >/dev/null 2>&1 &
+  # Started directly (not through the gen function) so that $! is h3parity itself.
+  "$H3P_CLI" --progress none generate --contract "$contract" --impl provider --seed 42 \
+    --runs killed >/dev/null 2>&1 &
   pid=$!
   for _ in $(seq 1 20000); do
     n=$(ls "$(run_dir killed)"/steps/*.json 2>/dev/null | wc -l || true)

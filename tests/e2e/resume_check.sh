@@ -19,7 +19,9 @@ names = [s["name"] for s in r["scenarios"]]
 assert names == ["uninterrupted", "preempted-once", "preempted-repeatedly", "nothing-left",
                  "verify-last-step"], names
 ref = {f["path"] for f in r["scenarios"][0]["files"]}
-assert len(ref) == 2 * 15 + 4, sorted(ref)   # 15 calls + sidecars, manifest, 2 inputs, latents
+# 15 calls + sidecars, manifest, contract, 2 inputs, latents, 4 decoded files
+assert len(ref) == 2 * 15 + 9, sorted(ref)
+assert {"decoded/frames.rgb", "decoded/audio.safetensors", "contract.json"} <= ref, sorted(ref)
 for s in r["scenarios"]:
     assert s["passed"], s["name"]
     assert {f["path"] for f in s["files"]} == ref, s["name"]
