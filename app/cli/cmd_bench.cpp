@@ -79,7 +79,7 @@ void add_bench(CLI::App& app, Action& action, const GlobalOptions&) {
         model_dir = model::init_model(temp, params);
       }
       auto loaded = model::load_transformer(model::resolve_transformer_dir(model_dir), device);
-      if (!temp.empty()) fs::remove_all(temp);
+      if (!temp.empty()) io::remove_tree(temp);
       const model::Transformer transformer(loaded.config, std::move(loaded.weights));
 
       // Step 0 of the demo contract's request, with the model's text width.

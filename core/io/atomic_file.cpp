@@ -1,5 +1,9 @@
 #include "core/io/atomic_file.h"
 
+#include <errno.h>
+#include <ftw.h>
+#include <sys/stat.h>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -186,6 +190,15 @@ int remove_stale_temporaries(const std::filesystem::path& dir) {
     if (fs::remove(it->path(), ec)) ++removed;
   }
   return removed;
+}
+
+bool remove_tree(const std::filesystem::path& path) noexcept {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT;
+  auto remove_one = [](const char* p, const struct stat*, int, struct FTW*) -> int {
+    return ::remove(p) == 0 ? 0 : -1;
+  };
+  return ::nftw(path.c_str(), remove_one, 16, FTW_DEPTH | FTW_PHYS) == 0;
 }
 
 }  // namespace h3p::io

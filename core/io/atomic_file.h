@@ -34,6 +34,11 @@ std::string atomic_write_text(const std::filesystem::path& path, std::string_vie
 // (e.g. holding the run lock). Returns how many were removed.
 int remove_stale_temporaries(const std::filesystem::path& dir);
 
+// Removes a directory tree (or a file) without following symbolic links; a missing path is
+// fine. Written with nftw(3) rather than std::filesystem::remove_all, which resolves to a
+// broken copy inside some pip-installed LibTorch builds. Returns false when anything remained.
+bool remove_tree(const std::filesystem::path& path) noexcept;
+
 // Reads a whole file; throws InputError naming the path when it cannot be read.
 std::string read_file(const std::filesystem::path& path);
 

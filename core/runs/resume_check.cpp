@@ -1,3 +1,4 @@
+#include "core/io/atomic_file.h"
 #include "core/runs/resume_check.h"
 
 #include <algorithm>
@@ -120,8 +121,7 @@ ResumeCheckResult run_resume_check(const ResumeCheckParams& p, const ops::OpSetP
                    (g.contract.name + "@" + impl_dir_name(spec.text) + "@seed-" +
                     std::to_string(g.seed));
   std::error_code error;
-  fs::remove_all(result.scratch, error);
-  if (error) throw_input(result.scratch.string(), "cannot clear: " + error.message());
+  if (!io::remove_tree(result.scratch)) throw_input(result.scratch.string(), "cannot clear it");
   fs::create_directories(result.scratch, error);
   if (error) throw_input(result.scratch.string(), "cannot create: " + error.message());
   materialise_model(g.contract, g.runs_root);

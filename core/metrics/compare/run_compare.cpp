@@ -1,3 +1,4 @@
+#include "core/io/atomic_file.h"
 #include "core/metrics/compare/run_compare.h"
 
 #include <ATen/ATen.h>
@@ -30,10 +31,7 @@ class TempDir {
     }
     path_ = pattern;
   }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
+  ~TempDir() { io::remove_tree(path_); }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   const fs::path& path() const { return path_; }
