@@ -1,3 +1,4 @@
+#include "core/ops/provider_ops.h"
 #include "core/model/video_vae.h"
 
 #include <ATen/ATen.h>
@@ -50,31 +51,11 @@ at::Tensor py_slice(const at::Tensor& t, int64_t dim, int64_t start, int64_t sto
 // Python's a % b for b > 0.
 int64_t py_mod(int64_t a, int64_t b) { return ((a % b) + b) % b; }
 
-// nn.RMSNorm over the last dim (weight optional), as PyTorch computes it for fp32 input.
-at::Tensor rms_norm(const at::Tensor& x, const std::optional<at::Tensor>& weight, double eps) {
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-  return at::rms_norm(x, {x.size(-1)}, weight, eps);
-#else
-  at::Tensor up = x.to(at::kFloat);
-  at::Tensor inv = at::rsqrt(at::add(at::pow(up, 2).mean({-1}, /*keepdim=*/true), eps));
-  at::Tensor normed = at::mul(up, inv).to(x.scalar_type());
-  return weight ? at::mul(normed, *weight) : normed;
-#endif
-}
+using ops::torch_rms_norm;
 
 // Full self-attention over (B, S, H, D) as diffusers' native backend dispatches it.
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-  at::Tensor qh = q.transpose(1, 2), kh = k.transpose(1, 2), vh = v.transpose(1, 2);
-#if TORCH_VERSION_MAJOR >= 2
-  at::Tensor out = at::scaled_dot_product_attention(qh, kh, vh);
-#else
-  // PyTorch's math SDPA: q and k each scaled by sqrt(1/sqrt(D)) before the product.
-  const double root = std::sqrt(1.0 / std::sqrt(static_cast<double>(q.size(-1))));
-  at::Tensor weights =
-      at::softmax(at::matmul(at::mul(qh, root), at::mul(kh.transpose(-2, -1), root)), -1);
-  at::Tensor out = at::matmul(weights, vh);
-#endif
-  return out.transpose(1, 2);
+  return ops::torch_sdpa(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)).transpose(1, 2);
 }
 
 // Rotate-half RoPE over the first cos.size(-1) channels of each head; x (B, S, H, D), cos/sin
@@ -306,17 +287,17 @@ at::Tensor VideoVaeDecoder::vit(const at::Tensor& x) const {
   // 3. Blocks: pre-norm attention and SwiGLU, each scaled by a learned per-channel factor.
   const int64_t S = hs.size(1);
   for (const Weights::Block& b : w.blocks) {
-    at::Tensor n = rms_norm(hs.to(at::kFloat), b.norm1, eps).to(hs.scalar_type());
+    at::Tensor n = torch_rms_norm(hs.to(at::kFloat), b.norm1, eps).to(hs.scalar_type());
     at::Tensor q = at::linear(n, b.to_q_w, b.to_q_b).view({B, S, heads, head_dim});
     at::Tensor k = at::linear(n, b.to_k_w, b.to_k_b).view({B, S, heads, head_dim});
     at::Tensor v = at::linear(n, b.to_v_w, b.to_v_b).view({B, S, heads, head_dim});
-    q = rms_norm(q.to(at::kFloat), std::nullopt, eps).to(q.scalar_type());
-    k = rms_norm(k.to(at::kFloat), std::nullopt, eps).to(k.scalar_type());
+    q = torch_rms_norm(q.to(at::kFloat), std::nullopt, eps).to(q.scalar_type());
+    k = torch_rms_norm(k.to(at::kFloat), std::nullopt, eps).to(k.scalar_type());
     q = rope(q, cos, sin);
     k = rope(k, cos, sin);
     at::Tensor o = attention(q, k, v).flatten(2, 3);
     hs = at::add(hs, at::mul(at::linear(o, b.to_out_w, b.to_out_b), b.scale1));
-    n = rms_norm(hs.to(at::kFloat), b.norm2, eps).to(hs.scalar_type());
+    n = torch_rms_norm(hs.to(at::kFloat), b.norm2, eps).to(hs.scalar_type());
     auto halves = at::linear(n, b.ff_in_w, b.ff_in_b).chunk(2, -1);
     at::Tensor f = at::linear(at::mul(halves[0], at::silu(halves[1])), b.ff_out_w, b.ff_out_b);
     hs = at::add(hs, at::mul(f, b.scale2));

@@ -10,7 +10,6 @@
 namespace h3p::ops {
 namespace {
 
-constexpr bool kTorch2 = TORCH_VERSION_MAJOR >= 2;
 
 // softmax(q·kᵀ·scale)·v as PyTorch's math SDPA computes it: q and k each scaled by
 // sqrt(scale) before the product. Inputs (H, S, D).
@@ -51,8 +50,10 @@ class ProviderOps final : public OpSet {
     at::Tensor vh = v.permute({1, 0, 2}).unsqueeze(0);
     at::Tensor out;
     const std::string& backend = options_.attention_backend;
-    if (backend == "math" || (!kTorch2 && backend.empty())) {
+    if (backend == "math") {
       out = math_attention(qh, kh, vh);
+    } else if (backend.empty()) {
+      out = torch_sdpa(qh, kh, vh);
     } else {
 #if TORCH_VERSION_MAJOR >= 2
       out = sdpa_with_backend(qh, kh, vh, backend);
@@ -71,15 +72,7 @@ class ProviderOps final : public OpSet {
   at::Tensor silu(const at::Tensor& x) const override { return at::silu(x); }
 
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) const override {
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-    return at::rms_norm(x, {x.size(-1)}, weight, eps);
-#else
-    // The composite nn.RMSNorm runs on CPU: fp32 statistics, normalise, cast back, then weight.
-    at::Tensor up = x.to(at::kFloat);
-    at::Tensor inv = at::rsqrt(at::add(at::pow(up, 2).mean({-1}, /*keepdim=*/true), eps));
-    at::Tensor normed = at::mul(up, inv).to(x.scalar_type());
-    return at::mul(normed, weight);
-#endif
+    return torch_rms_norm(x, weight, eps);
   }
 
   at::Tensor norm_modulate(const at::Tensor& x, const at::Tensor& weight, double eps,
@@ -170,6 +163,27 @@ OpSetPtr make_provider_ops(const ProviderOptions& options) {
     throw InputError("unknown provider gemm backend '" + options.gemm_backend + "'");
   }
   return std::make_shared<ProviderOps>(options);
+}
+
+at::Tensor torch_rms_norm(const at::Tensor& x, const std::optional<at::Tensor>& weight,
+                          double eps) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  return at::rms_norm(x, {x.size(-1)}, weight, eps);
+#else
+  // The composite nn.RMSNorm runs on CPU: fp32 statistics, normalise, cast back, then weight.
+  at::Tensor up = x.to(at::kFloat);
+  at::Tensor inv = at::rsqrt(at::add(at::pow(up, 2).mean({-1}, /*keepdim=*/true), eps));
+  at::Tensor normed = at::mul(up, inv).to(x.scalar_type());
+  return weight ? at::mul(normed, *weight) : normed;
+#endif
+}
+
+at::Tensor torch_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+#if TORCH_VERSION_MAJOR >= 2
+  return at::scaled_dot_product_attention(q, k, v);
+#else
+  return math_attention(q, k, v);
+#endif
 }
 
 std::string torch_version_string() {

@@ -19,6 +19,15 @@ struct ProviderOptions {
 // Builds the provider OpSet; throws InputError when a backend is unknown to this build.
 OpSetPtr make_provider_ops(const ProviderOptions& options = {});
 
+// nn.RMSNorm over the last dim as this LibTorch computes it (at::rms_norm on 2.4+, the CPU
+// composite before): fp32 statistics, normalise, cast back, then the weight when given.
+at::Tensor torch_rms_norm(const at::Tensor& x, const std::optional<at::Tensor>& weight,
+                          double eps);
+
+// F.scaled_dot_product_attention with default scale and no mask over (B, H, S, D): PyTorch's
+// default dispatch on 2.x, its math form (q and k each scaled by sqrt(scale)) on 1.13.
+at::Tensor torch_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+
 // "LibTorch <major>.<minor>.<patch>" of this build.
 std::string torch_version_string();
 
