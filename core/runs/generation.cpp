@@ -134,7 +134,8 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
   RunLock lock = RunLock::acquire(paths.root());
   // A process killed mid-write leaves temporaries that nothing reads; only the lock holder
   // may remove them.
-  for (const fs::path& dir : {paths.root(), paths.inputs_dir(), paths.steps_dir()}) {
+  for (const fs::path& dir :
+       {paths.root(), paths.inputs_dir(), paths.steps_dir(), decoded_dir(paths)}) {
     io::remove_stale_temporaries(dir);
   }
 
