@@ -10,6 +10,7 @@
 #include <QtTest/QtTest>
 #include <fstream>
 
+#include "tests/core/model/model_test_util.h"
 #include "core/common/error.h"
 #include "core/io/aten_bridge.h"
 #include "core/io/safetensors.h"
@@ -21,6 +22,8 @@
 #include "core/model/vae_weights.h"
 
 using namespace h3p;
+using test::expect_input_error;
+using test::temp_dir;
 namespace fs = std::filesystem;
 
 namespace {
@@ -43,24 +46,6 @@ const model::AudioVaeDecoder& golden_audio() {
 
 at::Tensor golden_tensor(const std::string& file, const std::string& name) {
   return io::load_tensor(io::SafetensorsFile::open(kGolden / file), name);
-}
-
-fs::path temp_dir(const char* name) {
-  fs::path dir = fs::temp_directory_path() / ("h3p-dec-" + std::to_string(::getpid()) + "-" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-template <typename F>
-void expect_input_error(F&& f, const std::string& needle) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    QVERIFY2(std::string(e.what()).find(needle) != std::string::npos, e.what());
-    return;
-  }
-  QFAIL(("no InputError containing '" + needle + "'").c_str());
 }
 
 void check_parity(const metrics::TensorDiff& d, const char* what) {

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/core/model/model_test_util.h"
 #include "core/common/error.h"
 #include "core/io/atomic_file.h"
 #include "core/io/aten_bridge.h"
@@ -11,30 +12,13 @@
 #include "core/model/weights.h"
 
 using namespace h3p;
+using test::expect_input_error;
+using test::temp_dir;
 namespace fs = std::filesystem;
 
 namespace {
 
 const fs::path kGolden = fs::path(H3P_SOURCE_DIR) / "tests/data/golden";
-
-fs::path temp_dir(const char* name) {
-  fs::path dir = fs::temp_directory_path() / ("h3p-model-" + std::to_string(::getpid()) + "-" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-// Expects an InputError whose message contains `needle`.
-template <typename F>
-void expect_input_error(F&& f, const std::string& needle) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    QVERIFY2(std::string(e.what()).find(needle) != std::string::npos, e.what());
-    return;
-  }
-  QFAIL(("no InputError containing '" + needle + "'").c_str());
-}
 
 }  // namespace
 
