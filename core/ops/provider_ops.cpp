@@ -35,11 +35,25 @@ class ProviderOps final : public OpSet {
 
   at::Tensor linear(const at::Tensor& x, const at::Tensor& w,
                     const std::optional<at::Tensor>& b) const override {
-    if (!options_.gemm_backend.empty()) {
-      throw InputError("provider gemm backend '" + options_.gemm_backend +
-                       "' is not available in this build");
+    if (options_.gemm_backend.empty()) return b ? at::linear(x, w, *b) : at::linear(x, w);
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+    if (!x.is_cuda()) {
+      throw InputError("provider gemm backend '" + options_.gemm_backend + "' needs a CUDA device");
     }
+    // PyTorch's cuBLASLt path for matmuls (torch.backends.cuda.preferred_blas_library), restored
+    // on every exit path.
+    auto& ctx = at::globalContext();
+    struct Restore {
+      at::Context& ctx;
+      at::BlasBackend before = ctx.blasPreferredBackend();
+      ~Restore() { ctx.setBlasPreferredBackend(before); }
+    } restore{ctx};
+    ctx.setBlasPreferredBackend(at::BlasBackend::Cublaslt);
     return b ? at::linear(x, w, *b) : at::linear(x, w);
+#else
+    throw InputError("provider gemm backend '" + options_.gemm_backend +
+                     "' needs LibTorch 2.3 or newer with CUDA");
+#endif
   }
 
   at::Tensor attention(const at::Tensor& q, const at::Tensor& k,

@@ -1,0 +1,217 @@
+// h3parity-cuda-bench: one MiniMax-H3 transformer block at the released widths on the GPU,
+// provider (default backends and each forced variant) against the candidate, in one run:
+// time per block, TFLOP/s, candidate/provider ratio, and each one's first-step relative L2
+// against the default provider; then attention alone. Thin: fixtures and kernels live in
+// kernels/cuda.
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <cuda_runtime.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/ops/group_ops.h"
+#include "core/ops/impl_spec.h"
+#include "kernels/cuda/bench_setup.h"
+#include "kernels/cuda/candidate_block.h"
+
+namespace {
+
+using namespace h3p;
+using kernels::cuda::rel_l2;
+
+// Median milliseconds of `repeats` timed runs after `warmup` untimed ones (CUDA events).
+double median_ms(const std::function<void()>& fn, int repeats, int warmup = 1) {
+  for (int i = 0; i < warmup; ++i) fn();
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  std::vector<double> times;
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  for (int i = 0; i < repeats; ++i) {
+    cudaEventRecord(start, stream);
+    fn();
+    cudaEventRecord(stop, stream);
+    cudaEventSynchronize(stop);
+    float ms = 0.0f;
+    cudaEventElapsedTime(&ms, start, stop);
+    times.push_back(ms);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+struct Row {
+  std::string what;
+  double ms = 0, tflops = 0, ratio = 0, rel_l2 = -1, rel_l2_out = -1;
+  bool repeatable = true;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("h3parity-cuda-bench: candidate vs provider, one MiniMax-H3 block on the GPU");
+  kernels::cuda::BlockFixtureShape shape;
+  int repeats = 8;
+  std::string json_path;
+  std::vector<std::string> variants{"attention=flash", "attention=efficient", "attention=cudnn",
+                                    "gemm=cublaslt"};
+  bool skip_block = false;
+  app.add_option("--rows", shape.rows, "packed sequence rows")->capture_default_str();
+  app.add_option("--heads", shape.heads, "attention heads (x128 channels)")->capture_default_str();
+  app.add_option("--hidden", shape.hidden, "hidden width")->capture_default_str();
+  app.add_option("--ffn", shape.ffn, "FFN width")->capture_default_str();
+  app.add_option("--repeats", repeats, "timed repetitions (median)")->capture_default_str();
+  app.add_option("--provider-variant", variants,
+                 "provider overrides to time and compare (impl-spec overrides)")
+      ->capture_default_str();
+  app.add_flag("--attention-only", skip_block, "time attention alone");
+  app.add_option("--json", json_path, "write the table as JSON");
+  CLI11_PARSE(app, argc, argv);
+
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::cerr << "h3parity-cuda-bench: no CUDA device\n";
+    return 2;
+  }
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  at::NoGradGuard no_grad;
+  const at::Device device(at::kCUDA, 0);
+  auto f = kernels::cuda::BlockFixture::make(shape, device, 1234);
+  std::printf("device %s; rows %lld, hidden %lld, heads %lld x 128, ffn %lld; median of %d\n",
+              prop.name, static_cast<long long>(shape.rows), static_cast<long long>(shape.hidden),
+              static_cast<long long>(shape.heads), static_cast<long long>(shape.ffn), repeats);
+
+  std::vector<Row> rows;
+  model::TransformerWeights tw;
+  tw.blocks.push_back(f.weights);
+  const model::Transformer transformer(f.config, tw);
+  at::Tensor reference_update, reference_out;
+  double provider_ms = 0;
+
+  if (!skip_block) {
+    auto provider_row = [&](const std::string& spec) {
+      const ops::GroupOps group_ops = ops::resolve_group_ops(ops::ImplSpec::parse(spec), nullptr);
+      at::Tensor out;
+      Row r;
+      r.what = "block " + spec;
+      r.ms = median_ms([&] { out = transformer.block(0, f.x, f.context, group_ops); }, repeats);
+      at::Tensor again = transformer.block(0, f.x, f.context, group_ops);
+      r.repeatable = at::equal(out, again);
+      const at::Tensor update = at::sub(out.to(at::kFloat), f.x.to(at::kFloat));
+      if (!reference_update.defined()) {
+        reference_update = update;
+        reference_out = out;
+        provider_ms = r.ms;
+      }
+      r.rel_l2 = rel_l2(update, reference_update);
+      r.rel_l2_out = rel_l2(out, reference_out);
+      r.tflops = f.block_flops() / (r.ms * 1e9);
+      r.ratio = r.ms / provider_ms;
+      rows.push_back(r);
+      c10::cuda::CUDACachingAllocator::emptyCache();
+    };
+    provider_row("provider");
+    for (const std::string& v : variants) provider_row("provider:" + v);
+
+    const auto cw = kernels::cuda::CandidateBlockWeights::from(f.weights);
+    kernels::cuda::CandidateBlockContext cctx{f.context.temb, f.context.adaln_rows, f.context.cos,
+                                              f.context.sin, f.config.norm_eps,
+                                              f.config.qk_norm_eps};
+    for (auto [schedule, name] :
+         {std::pair{kernels::cuda::AttentionSchedule::overlapped, "overlapped"},
+          std::pair{kernels::cuda::AttentionSchedule::serial, "serial"}}) {
+      kernels::cuda::CandidateBlock block(schedule);
+      at::Tensor out;
+      Row r;
+      r.what = std::string("block candidate (attention ") + name + ")";
+      r.ms = median_ms([&] { out = block.forward(cw, f.x, cctx); }, repeats);
+      r.repeatable = at::equal(out, block.forward(cw, f.x, cctx));
+      r.rel_l2 = rel_l2(at::sub(out.to(at::kFloat), f.x.to(at::kFloat)), reference_update);
+      r.rel_l2_out = rel_l2(out, reference_out);
+      r.tflops = f.block_flops() / (r.ms * 1e9);
+      r.ratio = r.ms / provider_ms;
+      rows.push_back(r);
+    }
+  }
+
+  // Attention alone on the same q, k, v (S, H, 128): PyTorch's SDPA vs the candidate kernel.
+  {
+    const int64_t s = shape.rows, h = shape.heads, inner = h * 128;
+    at::Tensor qkv = at::randn({s, 3 * inner}, f.x.options()).contiguous();
+    auto head_view = [&](int i) { return qkv.narrow(1, i * inner, inner).view({s, h, 128}); };
+    auto bhsd = [&](int i) { return head_view(i).permute({1, 0, 2}).unsqueeze(0); };
+    at::Tensor ref;
+    Row sdpa;
+    sdpa.what = "attention provider (SDPA default)";
+    sdpa.ms = median_ms([&] { ref = at::scaled_dot_product_attention(bhsd(0), bhsd(1), bhsd(2)); },
+                        repeats);
+    sdpa.tflops = f.attention_flops() / (sdpa.ms * 1e9);
+    sdpa.ratio = 1.0;
+    sdpa.rel_l2 = 0.0;
+    rows.push_back(sdpa);
+    const at::Tensor ref_rows = ref.squeeze(0).permute({1, 0, 2}).reshape({s, inner});
+    for (auto [schedule, name] :
+         {std::pair{kernels::cuda::AttentionSchedule::overlapped, "overlapped"},
+          std::pair{kernels::cuda::AttentionSchedule::serial, "serial"}}) {
+      at::Tensor out = at::empty({s, inner}, f.x.options());
+      kernels::cuda::AttentionArgs a;
+      auto* base = static_cast<at::BFloat16*>(qkv.data_ptr());
+      a.q = base;
+      a.k = base + inner;
+      a.v = base + 2 * inner;
+      a.out = out.data_ptr();
+      a.q_row_stride = a.k_row_stride = a.v_row_stride = 3 * inner;
+      a.out_row_stride = inner;
+      a.seq_q = a.seq_kv = static_cast<int>(s);
+      a.heads = static_cast<int>(h);
+      a.scale = 1.0f / std::sqrt(128.0f);
+      cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+      Row r;
+      r.what = std::string("attention candidate (") + name + ")";
+      r.ms = median_ms([&] { kernels::cuda::attention_bf16(a, schedule, stream); }, repeats);
+      const at::Tensor first = out.clone();
+      kernels::cuda::attention_bf16(a, schedule, stream);
+      r.repeatable = at::equal(first, out);
+      r.tflops = f.attention_flops() / (r.ms * 1e9);
+      r.ratio = r.ms / sdpa.ms;
+      r.rel_l2 = rel_l2(out, ref_rows);
+      rows.push_back(r);
+    }
+  }
+
+  std::printf("%-44s %10s %9s %8s %12s %12s %5s\n", "what", "ms", "TFLOP/s", "ratio",
+              "relL2 update", "relL2 out", "rep");
+  nlohmann::json out = nlohmann::json::array();
+  for (const Row& r : rows) {
+    std::printf("%-44s %10.3f %9.1f %8.3f %12.3e %12.3e %5s\n", r.what.c_str(), r.ms, r.tflops,
+                r.ratio, r.rel_l2, r.rel_l2_out, r.repeatable ? "yes" : "NO");
+    out.push_back({{"what", r.what}, {"ms", r.ms}, {"tflops", r.tflops}, {"ratio", r.ratio},
+                   {"rel_l2_update", r.rel_l2}, {"rel_l2_out", r.rel_l2_out},
+                   {"bitwise_repeatable", r.repeatable}});
+  }
+  if (!json_path.empty()) {
+    std::ofstream(json_path) << nlohmann::json{{"device", prop.name},
+                                               {"rows", shape.rows},
+                                               {"hidden", shape.hidden},
+                                               {"heads", shape.heads},
+                                               {"ffn", shape.ffn},
+                                               {"repeats", repeats},
+                                               {"results", out}}
+                                    .dump(2)
+                             << "\n";
+  }
+  return 0;
+}

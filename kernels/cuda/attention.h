@@ -1,0 +1,33 @@
+#pragma once
+// Candidate attention on the GPU: softmax(q·kᵀ·scale)·v for bf16 (S, H, 128) operands laid
+// out row by row with any row stride (so q, k and v can be read straight out of a fused QKV
+// GEMM output), fp32 online softmax, bf16 output. Hopper (sm_90a) only.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace h3p::kernels::cuda {
+
+// Element (row r, head h, channel c) of an operand lives at base + r·row_stride + h·128 + c
+// (strides in elements). The output is written the same way.
+struct AttentionArgs {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* out = nullptr;
+  int64_t q_row_stride = 0, k_row_stride = 0, v_row_stride = 0, out_row_stride = 0;
+  int seq_q = 0, seq_kv = 0, heads = 0, head_dim = 128;
+  float scale = 0.0f;  // softmax scale, usually 1/sqrt(head_dim)
+};
+
+// How the consumer warpgroups schedule their two GEMMs and the softmax.
+enum class AttentionSchedule {
+  serial,      // QKᵀ, softmax, PV one after the other
+  overlapped,  // QKᵀ(n) and PV(n−1) in flight while softmax(n) runs
+};
+
+// Runs on `stream`; throws std::invalid_argument for unsupported shapes or alignments and
+// std::runtime_error for CUDA failures. Deterministic: fixed key order, no atomics.
+void attention_bf16(const AttentionArgs& args, AttentionSchedule schedule, cudaStream_t stream);
+
+}  // namespace h3p::kernels::cuda

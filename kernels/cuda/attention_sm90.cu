@@ -1,0 +1,325 @@
+// Hopper attention: one CTA per (128 query rows, head); a producer warpgroup streams K and V
+// tiles of 128 keys through a two-stage ring with TMA; two consumer warpgroups of 64 query rows
+// each run QKᵀ and PV on wgmma (Q and K from shared memory, P from registers, V read MN-major)
+// with an fp32 online softmax in base 2.
+#include <cuda.h>
+#include <cuda_bf16.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/attention.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/sm90/ptx.cuh"
+#include "kernels/cuda/sm90/tensor_map.h"
+#include "kernels/cuda/sm90/wgmma.cuh"
+
+namespace h3p::kernels::cuda {
+namespace {
+
+using namespace sm90;
+
+constexpr int kBlockM = 128;   // query rows per CTA
+constexpr int kBlockN = 128;   // keys per pipeline stage
+constexpr int kHeadDim = 128;
+constexpr int kHalf = 64;      // channels per 128-byte swizzled box
+constexpr int kStages = 2;
+constexpr int kThreads = 384;  // producer warpgroup + two consumer warpgroups
+constexpr uint32_t kTileBytes = kBlockN * kHeadDim * 2;
+constexpr uint32_t kHalfTileBytes = kTileBytes / 2;
+
+// A 128-row tile of one head as two 128-byte-swizzled halves of 64 channels.
+struct alignas(1024) Tile {
+  __nv_bfloat16 half[2][kBlockN][kHalf];
+};
+
+struct Shared {
+  Tile q;
+  Tile k[kStages];
+  Tile v[kStages];
+  uint64_t q_full;
+  uint64_t k_full[kStages];
+  uint64_t v_full[kStages];
+  uint64_t empty[kStages];
+};
+
+constexpr size_t kSharedBytes = sizeof(Shared) + 1024;  // + alignment slack
+
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&v);
+}
+
+// Per-thread softmax state of the two rows a thread holds (lane/4 and lane/4 + 8).
+struct RowState {
+  float max[2] = {-INFINITY, -INFINITY};  // running maximum, already times scale·log2(e)
+  float sum[2] = {0.0f, 0.0f};            // this thread's partial row sums
+};
+
+// Turns the scores of key tile `tile` into probabilities in place, updates the running
+// maximum and sums, and returns the factors that rescale the previous output.
+__device__ __forceinline__ void online_softmax(float (&s)[64], RowState& st, float (&alpha)[2],
+                                               int tile, int seq_kv, float scale_log2) {
+  const int lane = threadIdx.x % 32;
+  const int first_key = tile * kBlockN;
+  if (first_key + kBlockN > seq_kv) {  // the ragged last tile: keys past the end get -inf
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      const int key = first_key + 8 * j + 2 * (lane % 4);
+      if (key >= seq_kv) s[4 * j] = s[4 * j + 2] = -INFINITY;
+      if (key + 1 >= seq_kv) s[4 * j + 1] = s[4 * j + 3] = -INFINITY;
+    }
+  }
+  float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    mx[0] = fmaxf(mx[0], fmaxf(s[4 * j], s[4 * j + 1]));
+    mx[1] = fmaxf(mx[1], fmaxf(s[4 * j + 2], s[4 * j + 3]));
+  }
+  float neg[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+    const float next = fmaxf(st.max[r], mx[r] * scale_log2);
+    alpha[r] = fast_exp2(st.max[r] - next);
+    st.max[r] = next;
+    neg[r] = -next;
+  }
+  float sum[2] = {0.0f, 0.0f};
+#pragma unroll
+  for (int i = 0; i < 64; ++i) {
+    const int r = (i / 2) % 2;
+    s[i] = fast_exp2(fmaf(s[i], scale_log2, neg[r]));
+    sum[r] += s[i];
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) st.sum[r] = st.sum[r] * alpha[r] + sum[r];
+}
+
+// Packs probabilities into the bf16 A fragments of PV: the accumulator layout of two adjacent
+// 8-key blocks is the register layout of one 16-key A operand.
+__device__ __forceinline__ void pack_probabilities(const float (&s)[64], uint32_t (&p)[32]) {
+#pragma unroll
+  for (int t = 0; t < 8; ++t) {
+    p[4 * t + 0] = pack_bf16(s[8 * t + 0], s[8 * t + 1]);
+    p[4 * t + 1] = pack_bf16(s[8 * t + 2], s[8 * t + 3]);
+    p[4 * t + 2] = pack_bf16(s[8 * t + 4], s[8 * t + 5]);
+    p[4 * t + 3] = pack_bf16(s[8 * t + 6], s[8 * t + 7]);
+  }
+}
+
+__device__ __forceinline__ void rescale(float (&o)[64], const float (&alpha)[2]) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) o[i] *= alpha[(i / 2) % 2];
+}
+
+// S = Q·Kᵀ for this warpgroup's 64 query rows against one key tile (issued, committed).
+__device__ __forceinline__ void issue_qk(float (&s)[64], const Tile& q, const Tile& k,
+                                         int row0) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) fence_register(s[i]);
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+    const int h = kk / 4, c = (kk % 4) * 16;
+    const uint64_t da = smem_desc_sw128(&q.half[h][row0][c], 16, 1024);
+    const uint64_t db = smem_desc_sw128(&k.half[h][0][c], 16, 1024);
+    wgmma_m64n128k16_ss<0>(s, da, db, kk > 0 ? 1u : 0u);
+  }
+  wgmma_commit();
+#pragma unroll
+  for (int i = 0; i < 64; ++i) fence_register(s[i]);
+}
+
+// O += P·V for one key tile (issued, committed); V is read MN-major (channels contiguous).
+__device__ __forceinline__ void issue_pv(float (&o)[64], uint32_t (&p)[32], const Tile& v) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) fence_register(o[i]);
+#pragma unroll
+  for (int i = 0; i < 32; ++i) fence_register(p[i]);
+  wgmma_fence();
+#pragma unroll
+  for (int t = 0; t < kBlockN / 16; ++t) {
+    const uint64_t db = smem_desc_sw128(&v.half[0][16 * t][0], kHalfTileBytes, 1024);
+    const uint32_t a[4] = {p[4 * t], p[4 * t + 1], p[4 * t + 2], p[4 * t + 3]};
+    wgmma_m64n128k16_rs<1>(o, a, db, 1u);
+  }
+  wgmma_commit();
+#pragma unroll
+  for (int i = 0; i < 64; ++i) fence_register(o[i]);
+}
+
+template <AttentionSchedule kSchedule>
+__global__ void __launch_bounds__(kThreads, 1)
+    attention_kernel(const __grid_constant__ CUtensorMap q_map,
+                     const __grid_constant__ CUtensorMap k_map,
+                     const __grid_constant__ CUtensorMap v_map, __nv_bfloat16* out,
+                     int64_t out_row_stride, int seq_q, int seq_kv, float scale_log2) {
+  extern __shared__ uint8_t raw_shared[];
+  Shared& sh = *reinterpret_cast<Shared*>(
+      (reinterpret_cast<uintptr_t>(raw_shared) + 1023) & ~static_cast<uintptr_t>(1023));
+  const int warpgroup = threadIdx.x / 128;
+  const int m_tile = blockIdx.x, head = blockIdx.y;
+  const int tiles = (seq_kv + kBlockN - 1) / kBlockN;
+
+  if (threadIdx.x == 0) {
+    mbar_init(&sh.q_full, 1);
+    for (int i = 0; i < kStages; ++i) {
+      mbar_init(&sh.k_full[i], 1);
+      mbar_init(&sh.v_full[i], 1);
+      mbar_init(&sh.empty[i], 256);
+    }
+    mbar_fence_init();
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {  // producer
+    regs_decrease<24>();
+    if (threadIdx.x == 0) {
+      tma_prefetch_descriptor(&q_map);
+      tma_prefetch_descriptor(&k_map);
+      tma_prefetch_descriptor(&v_map);
+      mbar_arrive_expect_tx(&sh.q_full, kTileBytes);
+      tma_load_3d(sh.q.half[0], &q_map, &sh.q_full, 0, head, m_tile * kBlockM);
+      tma_load_3d(sh.q.half[1], &q_map, &sh.q_full, kHalf, head, m_tile * kBlockM);
+      for (int n = 0; n < tiles; ++n) {
+        const int stage = n % kStages;
+        if (n >= kStages) mbar_wait(&sh.empty[stage], ((n / kStages) & 1) ^ 1);
+        mbar_arrive_expect_tx(&sh.k_full[stage], kTileBytes);
+        tma_load_3d(sh.k[stage].half[0], &k_map, &sh.k_full[stage], 0, head, n * kBlockN);
+        tma_load_3d(sh.k[stage].half[1], &k_map, &sh.k_full[stage], kHalf, head, n * kBlockN);
+        mbar_arrive_expect_tx(&sh.v_full[stage], kTileBytes);
+        tma_load_3d(sh.v[stage].half[0], &v_map, &sh.v_full[stage], 0, head, n * kBlockN);
+        tma_load_3d(sh.v[stage].half[1], &v_map, &sh.v_full[stage], kHalf, head, n * kBlockN);
+      }
+    }
+    return;
+  }
+
+  regs_increase<240>();
+  const int row0 = (warpgroup - 1) * 64;  // this warpgroup's rows within the query tile
+  float o[64];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) o[i] = 0.0f;
+  float s[64];
+  uint32_t p[32];
+  RowState state;
+  float alpha[2];
+  mbar_wait(&sh.q_full, 0);
+
+  if constexpr (kSchedule == AttentionSchedule::serial) {
+    for (int n = 0; n < tiles; ++n) {
+      const int stage = n % kStages;
+      const uint32_t phase = (n / kStages) & 1;
+      mbar_wait(&sh.k_full[stage], phase);
+      issue_qk(s, sh.q, sh.k[stage], row0);
+      wgmma_wait<0>();
+      online_softmax(s, state, alpha, n, seq_kv, scale_log2);
+      pack_probabilities(s, p);
+      rescale(o, alpha);
+      mbar_wait(&sh.v_full[stage], phase);
+      issue_pv(o, p, sh.v[stage]);
+      wgmma_wait<0>();
+#pragma unroll
+      for (int i = 0; i < 32; ++i) fence_register(p[i]);
+      mbar_arrive(&sh.empty[stage]);
+    }
+  } else {
+    mbar_wait(&sh.k_full[0], 0);
+    issue_qk(s, sh.q, sh.k[0], row0);
+    wgmma_wait<0>();
+    online_softmax(s, state, alpha, 0, seq_kv, scale_log2);
+    pack_probabilities(s, p);
+    for (int n = 1; n < tiles; ++n) {
+      const int stage = n % kStages, prev = (n - 1) % kStages;
+      mbar_wait(&sh.k_full[stage], (n / kStages) & 1);
+      issue_qk(s, sh.q, sh.k[stage], row0);
+      mbar_wait(&sh.v_full[prev], ((n - 1) / kStages) & 1);
+      issue_pv(o, p, sh.v[prev]);
+      wgmma_wait<1>();  // QKᵀ(n) done, PV(n−1) may still run
+      online_softmax(s, state, alpha, n, seq_kv, scale_log2);
+      wgmma_wait<0>();
+#pragma unroll
+      for (int i = 0; i < 32; ++i) fence_register(p[i]);
+      mbar_arrive(&sh.empty[prev]);
+      rescale(o, alpha);
+      pack_probabilities(s, p);
+    }
+    const int last = (tiles - 1) % kStages;
+    mbar_wait(&sh.v_full[last], ((tiles - 1) / kStages) & 1);
+    issue_pv(o, p, sh.v[last]);
+    wgmma_wait<0>();
+#pragma unroll
+    for (int i = 0; i < 32; ++i) fence_register(p[i]);
+    mbar_arrive(&sh.empty[last]);
+  }
+
+  // Epilogue: finish the row sums across the four lanes of a row, normalise, store bf16.
+  const int lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;
+  float inv[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float l = state.sum[r];
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
+    inv[r] = 1.0f / l;
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = m_tile * kBlockM + row0 + warp * 16 + lane / 4 + 8 * r;
+    if (row >= seq_q) continue;
+    __nv_bfloat16* dst = out + static_cast<int64_t>(row) * out_row_stride + head * kHeadDim;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      const int col = 8 * j + 2 * (lane % 4);
+      *reinterpret_cast<uint32_t*>(dst + col) =
+          pack_bf16(o[4 * j + 2 * r] * inv[r], o[4 * j + 2 * r + 1] * inv[r]);
+    }
+  }
+}
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("attention_bf16: " + what);
+}
+
+template <AttentionSchedule kSchedule>
+void launch(const AttentionArgs& a, cudaStream_t stream) {
+  const CUtensorMap q_map = sm90::head_tile_map(a.q, a.seq_q, a.heads, a.q_row_stride, kBlockM);
+  const CUtensorMap k_map = sm90::head_tile_map(a.k, a.seq_kv, a.heads, a.k_row_stride, kBlockN);
+  const CUtensorMap v_map = sm90::head_tile_map(a.v, a.seq_kv, a.heads, a.v_row_stride, kBlockN);
+  auto kernel = attention_kernel<kSchedule>;
+  check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(kSharedBytes)),
+             "attention_bf16: shared memory attribute");
+  const dim3 grid((a.seq_q + kBlockM - 1) / kBlockM, a.heads);
+  const float scale_log2 = a.scale * static_cast<float>(M_LOG2E);
+  kernel<<<grid, kThreads, kSharedBytes, stream>>>(
+      q_map, k_map, v_map, static_cast<__nv_bfloat16*>(a.out), a.out_row_stride, a.seq_q,
+      a.seq_kv, scale_log2);
+  check_cuda(cudaGetLastError(), "attention_bf16: launch");
+}
+
+}  // namespace
+
+void attention_bf16(const AttentionArgs& a, AttentionSchedule schedule, cudaStream_t stream) {
+  require(a.head_dim == kHeadDim, "head_dim must be 128, got " + std::to_string(a.head_dim));
+  require(a.seq_q > 0 && a.seq_kv > 0 && a.heads > 0, "empty shape");
+  require(a.heads <= 65535, "too many heads");
+  for (int64_t stride : {a.q_row_stride, a.k_row_stride, a.v_row_stride, a.out_row_stride}) {
+    require(stride % 8 == 0 && stride >= int64_t{a.heads} * kHeadDim,
+            "row strides must be multiples of 8 elements covering all heads");
+  }
+  for (const void* ptr : {a.q, a.k, a.v, static_cast<const void*>(a.out)}) {
+    require(ptr != nullptr && reinterpret_cast<uintptr_t>(ptr) % 16 == 0,
+            "operands must be 16-byte aligned device pointers");
+  }
+  if (schedule == AttentionSchedule::serial) {
+    launch<AttentionSchedule::serial>(a, stream);
+  } else {
+    launch<AttentionSchedule::overlapped>(a, stream);
+  }
+}
+
+}  // namespace h3p::kernels::cuda

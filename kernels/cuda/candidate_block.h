@@ -1,0 +1,50 @@
+#pragma once
+// The candidate transformer block on the GPU: the MiniMax-H3 block (AdaLN-modulated RMSNorm,
+// fused QKV GEMM, q/k RMSNorm + RoPE, attention, output GEMM, gated residual, SwiGLU FFN) in
+// eleven launches: four cuBLASLt GEMMs, the sm_90a attention kernel and the fused
+// memory-bound kernels. Needs a CUDA build of LibTorch (tensors only carry the memory).
+#include <ATen/core/Tensor.h>
+
+#include "core/model/weights.h"
+#include "kernels/cuda/attention.h"
+#include "kernels/cuda/gemm_lt.h"
+
+namespace h3p::kernels::cuda {
+
+// One block's weights as the fused path reads them: bf16 on the GPU, q/k/v stacked.
+struct CandidateBlockWeights {
+  at::Tensor qkv;               // (3·H·128, C)
+  at::Tensor norm_q, norm_k;    // (128)
+  at::Tensor out;               // (C, H·128)
+  at::Tensor ff_proj, ff_out;   // (2F, C), (C, F)
+  at::Tensor norm1, norm2;      // (C)
+  at::Tensor adaln_w, adaln_b;  // (18·C, E), (18·C)
+
+  // Copies what differs from the provider's layout (stacks to_q/to_k/to_v); the rest is shared.
+  // Throws std::invalid_argument unless every tensor is bf16 on a CUDA device.
+  static CandidateBlockWeights from(const model::BlockWeights& w);
+};
+
+// The per-call inputs every block shares (CallContext's fields on the GPU).
+struct CandidateBlockContext {
+  at::Tensor temb;        // (T, E) fp32
+  at::Tensor adaln_rows;  // (S) int64
+  at::Tensor cos, sin;    // (S, R) fp32
+  double norm_eps = 1e-5, qk_norm_eps = 1e-5;
+};
+
+class CandidateBlock {
+ public:
+  explicit CandidateBlock(AttentionSchedule schedule = AttentionSchedule::overlapped)
+      : schedule_(schedule) {}
+
+  // x (S, C) bf16 → the stream after the block (a new tensor), on the current CUDA stream.
+  at::Tensor forward(const CandidateBlockWeights& w, const at::Tensor& x,
+                     const CandidateBlockContext& context);
+
+ private:
+  AttentionSchedule schedule_;
+  LtGemm gemm_;
+};
+
+}  // namespace h3p::kernels::cuda

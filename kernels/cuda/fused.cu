@@ -1,0 +1,278 @@
+#include <cuda_bf16.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/fused.h"
+
+namespace h3p::kernels::cuda {
+namespace {
+
+using bf16 = __nv_bfloat16;
+
+constexpr int kRowThreads = 256;  // one block per row
+constexpr int kMaxVectors = 4;    // 16-byte vectors per thread: rows up to 8192 channels
+
+// Eight bf16 values moved as one 16-byte vector.
+struct Vec8 {
+  float f[8];
+  __device__ void load(const bf16* p) {
+    const uint4 raw = *reinterpret_cast<const uint4*>(p);
+    const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&raw);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 v = __bfloat1622float2(h[i]);
+      f[2 * i] = v.x;
+      f[2 * i + 1] = v.y;
+    }
+  }
+  __device__ void store(bf16* p) const {
+    uint4 raw;
+    __nv_bfloat162* h = reinterpret_cast<__nv_bfloat162*>(&raw);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) h[i] = __floats2bfloat162_rn(f[2 * i], f[2 * i + 1]);
+    *reinterpret_cast<uint4*>(p) = raw;
+  }
+  __device__ void round_to_bf16() {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) f[i] = __bfloat162float(__float2bfloat16_rn(f[i]));
+  }
+};
+
+// Sum over the block in a fixed order: warp trees, then warp 0 adds the warp sums in order.
+__device__ float block_sum(float v) {
+  __shared__ float partial[kRowThreads / 32];
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = v;
+  __syncthreads();
+  float total = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kRowThreads / 32; ++i) total += partial[i];
+  __syncthreads();
+  return total;
+}
+
+template <bool kResidual>
+__global__ void __launch_bounds__(kRowThreads)
+    residual_norm_modulate_kernel(bf16* x, const bf16* y, int64_t y_stride, const bf16* weight,
+                                  float eps, Modulation mod, bf16* h, int64_t cols) {
+  const int64_t r = blockIdx.x;
+  const int vectors = static_cast<int>(cols / 8);
+  const bf16* table = static_cast<const bf16*>(mod.table) + mod.rows[r] * mod.table_stride;
+  bf16* xr = x + r * cols;
+  Vec8 v[kMaxVectors];
+  float squares = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kMaxVectors; ++i) {
+    const int c = 8 * (threadIdx.x + i * kRowThreads);
+    if (c >= cols) break;
+    v[i].load(xr + c);
+    if constexpr (kResidual) {
+      Vec8 yv, gate;
+      yv.load(y + r * y_stride + c);
+      gate.load(table + mod.gate_offset + c);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) v[i].f[e] = fmaf(gate.f[e], yv.f[e], v[i].f[e]);
+      v[i].round_to_bf16();
+      v[i].store(xr + c);
+    }
+#pragma unroll
+    for (int e = 0; e < 8; ++e) squares = fmaf(v[i].f[e], v[i].f[e], squares);
+  }
+  const float inv = rsqrtf(block_sum(squares) / static_cast<float>(cols) + eps);
+#pragma unroll
+  for (int i = 0; i < kMaxVectors; ++i) {
+    const int c = 8 * (threadIdx.x + i * kRowThreads);
+    if (c >= cols) break;
+    Vec8 w, shift, scale, out;
+    w.load(weight + c);
+    shift.load(table + mod.shift_offset + c);
+    scale.load(table + mod.scale_offset + c);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      out.f[e] = fmaf(v[i].f[e] * inv * w.f[e], 1.0f + scale.f[e], shift.f[e]);
+    }
+    out.store(h + r * cols + c);
+  }
+  (void)vectors;
+}
+
+__global__ void gated_residual_kernel(bf16* x, const bf16* y, int64_t y_stride, Modulation mod,
+                                      int64_t rows, int64_t cols) {
+  const int64_t vectors_per_row = cols / 8;
+  const int64_t total = rows * vectors_per_row;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t r = i / vectors_per_row, c = 8 * (i % vectors_per_row);
+    const bf16* table = static_cast<const bf16*>(mod.table) + mod.rows[r] * mod.table_stride;
+    Vec8 xv, yv, gate;
+    xv.load(x + r * cols + c);
+    yv.load(y + r * y_stride + c);
+    gate.load(table + mod.gate_offset + c);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) xv.f[e] = fmaf(gate.f[e], yv.f[e], xv.f[e]);
+    xv.store(x + r * cols + c);
+  }
+}
+
+// One warp per (row, head, q or k); each lane holds channels 4·lane .. 4·lane + 3.
+__global__ void __launch_bounds__(256)
+    qk_norm_rope_kernel(bf16* qkv, int64_t row_stride, int64_t rows, int heads,
+                        const bf16* q_weight, const bf16* k_weight, float eps, const float* cos,
+                        const float* sin, int rotary) {
+  __shared__ float staged[8][128];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t item = blockIdx.x * int64_t{8} + warp;  // (row, which, head)
+  if (item >= rows * 2 * heads) return;
+  const int64_t r = item / (2 * heads);
+  const int which = static_cast<int>((item / heads) % 2), head = static_cast<int>(item % heads);
+  bf16* p = qkv + r * row_stride + (int64_t{which} * heads + head) * 128 + 4 * lane;
+  const bf16* weight = (which == 0 ? q_weight : k_weight) + 4 * lane;
+  float v[4];
+  {
+    const uint2 raw = *reinterpret_cast<const uint2*>(p);
+    const __nv_bfloat162* hv = reinterpret_cast<const __nv_bfloat162*>(&raw);
+    const float2 a = __bfloat1622float2(hv[0]), b = __bfloat1622float2(hv[1]);
+    v[0] = a.x, v[1] = a.y, v[2] = b.x, v[3] = b.y;
+  }
+  float squares = 0.0f;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) squares = fmaf(v[e], v[e], squares);
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) squares += __shfl_xor_sync(0xffffffffu, squares, o);
+  const float inv = rsqrtf(squares / 128.0f + eps);
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    v[e] = v[e] * inv * __bfloat162float(weight[e]);
+    staged[warp][4 * lane + e] = v[e];
+  }
+  __syncwarp();
+  const int half = rotary / 2;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const int c = 4 * lane + e;
+    if (c < rotary) {
+      const float partner = c < half ? -staged[warp][c + half] : staged[warp][c - half];
+      v[e] = fmaf(v[e], cos[r * rotary + c], partner * sin[r * rotary + c]);
+    }
+  }
+  uint2 raw;
+  __nv_bfloat162* hv = reinterpret_cast<__nv_bfloat162*>(&raw);
+  hv[0] = __floats2bfloat162_rn(v[0], v[1]);
+  hv[1] = __floats2bfloat162_rn(v[2], v[3]);
+  *reinterpret_cast<uint2*>(p) = raw;
+}
+
+__device__ __forceinline__ float silu_f(float g) { return g / (1.0f + expf(-g)); }
+
+__global__ void swiglu_kernel(const bf16* h, bf16* out, int64_t rows, int64_t features) {
+  const int64_t vectors_per_row = features / 8;
+  const int64_t total = rows * vectors_per_row;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t r = i / vectors_per_row, c = 8 * (i % vectors_per_row);
+    Vec8 value, gate;
+    value.load(h + r * 2 * features + c);
+    gate.load(h + r * 2 * features + features + c);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) value.f[e] *= silu_f(gate.f[e]);
+    value.store(out + r * features + c);
+  }
+}
+
+__global__ void silu_kernel(const float* x, bf16* out, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    out[i] = __float2bfloat16_rn(silu_f(x[i]));
+  }
+}
+
+void require(bool ok, const char* op, const std::string& what) {
+  if (!ok) throw std::invalid_argument(std::string(op) + ": " + what);
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+unsigned grid_for(int64_t items, int threads) {
+  const int64_t blocks = (items + threads - 1) / threads;
+  return static_cast<unsigned>(blocks < 65536 * 8 ? (blocks > 0 ? blocks : 1) : 65536 * 8);
+}
+
+void check_modulation(const Modulation& m, const char* op, bool gate) {
+  require(m.table && m.rows && aligned16(m.table) && m.table_stride % 8 == 0, op,
+          "the modulation table must be 16-byte aligned with a stride multiple of 8");
+  require(m.shift_offset % 8 == 0 && m.scale_offset % 8 == 0 && (!gate || m.gate_offset % 8 == 0),
+          op, "modulation offsets must be multiples of 8");
+}
+
+}  // namespace
+
+void residual_norm_modulate(void* x, const void* y, int64_t y_stride, const void* weight,
+                            float eps, const Modulation& mod, void* h, int64_t rows,
+                            int64_t cols, cudaStream_t stream) {
+  const char* op = "residual_norm_modulate";
+  require(rows > 0 && cols > 0 && cols % 8 == 0 && cols <= 8 * kRowThreads * kMaxVectors, op,
+          "channels must be a positive multiple of 8 up to 8192, got " + std::to_string(cols));
+  require(aligned16(x) && aligned16(h) && aligned16(weight) && (!y || aligned16(y)), op,
+          "operands must be 16-byte aligned");
+  require(!y || y_stride % 8 == 0, op, "y's row stride must be a multiple of 8");
+  check_modulation(mod, op, y != nullptr);
+  if (y) {
+    residual_norm_modulate_kernel<true><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(
+        static_cast<bf16*>(x), static_cast<const bf16*>(y), y_stride,
+        static_cast<const bf16*>(weight), eps, mod, static_cast<bf16*>(h), cols);
+  } else {
+    residual_norm_modulate_kernel<false><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(
+        static_cast<bf16*>(x), nullptr, 0, static_cast<const bf16*>(weight), eps, mod,
+        static_cast<bf16*>(h), cols);
+  }
+  check_cuda(cudaGetLastError(), op);
+}
+
+void gated_residual(void* x, const void* y, int64_t y_stride, const Modulation& mod,
+                    int64_t rows, int64_t cols, cudaStream_t stream) {
+  const char* op = "gated_residual";
+  require(rows > 0 && cols > 0 && cols % 8 == 0 && y_stride % 8 == 0, op,
+          "channels and y's stride must be multiples of 8");
+  require(aligned16(x) && aligned16(y), op, "operands must be 16-byte aligned");
+  check_modulation(mod, op, true);
+  gated_residual_kernel<<<grid_for(rows * cols / 8, 256), 256, 0, stream>>>(
+      static_cast<bf16*>(x), static_cast<const bf16*>(y), y_stride, mod, rows, cols);
+  check_cuda(cudaGetLastError(), op);
+}
+
+void qk_norm_rope(void* qkv, int64_t row_stride, int64_t rows, int heads, const void* q_weight,
+                  const void* k_weight, float eps, const float* cos, const float* sin,
+                  int rotary, cudaStream_t stream) {
+  const char* op = "qk_norm_rope";
+  require(rows > 0 && heads > 0 && row_stride >= int64_t{2} * heads * 128 && row_stride % 4 == 0,
+          op, "the QKV row must hold q and k of every head (head_dim 128)");
+  require(rotary >= 0 && rotary <= 128 && rotary % 2 == 0, op,
+          "rotary channels must be even and at most 128, got " + std::to_string(rotary));
+  require(rotary == 0 || (cos && sin), op, "missing RoPE tables");
+  const int64_t items = rows * 2 * heads;
+  qk_norm_rope_kernel<<<static_cast<unsigned>((items + 7) / 8), 256, 0, stream>>>(
+      static_cast<bf16*>(qkv), row_stride, rows, heads, static_cast<const bf16*>(q_weight),
+      static_cast<const bf16*>(k_weight), eps, cos, sin, rotary);
+  check_cuda(cudaGetLastError(), op);
+}
+
+void swiglu(const void* h, void* out, int64_t rows, int64_t features, cudaStream_t stream) {
+  const char* op = "swiglu";
+  require(rows > 0 && features > 0 && features % 8 == 0, op,
+          "features must be a positive multiple of 8");
+  require(aligned16(h) && aligned16(out), op, "operands must be 16-byte aligned");
+  swiglu_kernel<<<grid_for(rows * features / 8, 256), 256, 0, stream>>>(
+      static_cast<const bf16*>(h), static_cast<bf16*>(out), rows, features);
+  check_cuda(cudaGetLastError(), op);
+}
+
+void silu_to_bf16(const float* x, void* out, int64_t n, cudaStream_t stream) {
+  if (n <= 0) return;
+  silu_kernel<<<grid_for(n, 256), 256, 0, stream>>>(x, static_cast<bf16*>(out), n);
+  check_cuda(cudaGetLastError(), "silu");
+}
+
+}  // namespace h3p::kernels::cuda

@@ -1,0 +1,44 @@
+#pragma once
+// The candidate block's memory-bound steps on the GPU, each one pass over its rows, fp32
+// arithmetic with one rounding to bf16 per output, deterministic (fixed reduction order).
+// All tensors are bf16 and row-major unless said otherwise; strides are in elements.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace h3p::kernels::cuda {
+
+// The AdaLN modulation of one row: shift and scale (and the gate of a gated residual) are
+// rows `rows[r]` of a per-(timestep, modality) table, columns [offset, offset + C) of it.
+struct Modulation {
+  const void* table = nullptr;  // (T, table_stride) bf16
+  int64_t table_stride = 0;
+  const int64_t* rows = nullptr;  // (S) row of the table for each activation row
+  int64_t shift_offset = 0, scale_offset = 0, gate_offset = 0;
+};
+
+// Optional gated residual first: x ← x + gate·y (gate from `mod`, y with row stride
+// y_stride; skipped when y is null); then h = rms_norm(x)·weight·(1 + scale) + shift.
+// x (S, C) is updated in place when y is given; h (S, C) may not alias x.
+void residual_norm_modulate(void* x, const void* y, int64_t y_stride, const void* weight,
+                            float eps, const Modulation& mod, void* h, int64_t rows,
+                            int64_t cols, cudaStream_t stream);
+
+// x ← x + gate·y (gate from `mod`), in place, (S, C).
+void gated_residual(void* x, const void* y, int64_t y_stride, const Modulation& mod,
+                    int64_t rows, int64_t cols, cudaStream_t stream);
+
+// In place on the q and k heads of a fused QKV buffer (S, row_stride) holding q at column 0
+// and k at column heads·128: per-head RMSNorm with weights q_weight / k_weight (128), then
+// rotate-half RoPE over the first `rotary` channels with fp32 tables cos/sin (S, rotary).
+void qk_norm_rope(void* qkv, int64_t row_stride, int64_t rows, int heads, const void* q_weight,
+                  const void* k_weight, float eps, const float* cos, const float* sin,
+                  int rotary, cudaStream_t stream);
+
+// out (S, F) = value·silu(gate) for h (S, 2F) = [value | gate].
+void swiglu(const void* h, void* out, int64_t rows, int64_t features, cudaStream_t stream);
+
+// out (bf16) = silu(x) for n fp32 elements, rounded once.
+void silu_to_bf16(const float* x, void* out, int64_t n, cudaStream_t stream);
+
+}  // namespace h3p::kernels::cuda

@@ -1,0 +1,283 @@
+// The candidate's CUDA kernels against the provider's ops (LibTorch on the same GPU) and an
+// fp32 reference, at full-width head shapes and awkward lengths, plus bitwise run-to-run
+// repeatability and NaN/Inf checks. A plain executable (GPU nodes have no Qt): exit 0 pass,
+// 1 fail, 77 skip (no CUDA device).
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/ops/group_ops.h"
+#include "core/ops/impl_spec.h"
+#include "kernels/cuda/attention.h"
+#include "kernels/cuda/bench_setup.h"
+#include "kernels/cuda/candidate_block.h"
+#include "kernels/cuda/fused.h"
+#include "kernels/cuda/gemm_lt.h"
+
+namespace {
+
+using namespace h3p;
+using kernels::cuda::rel_l2;
+
+int failures = 0, checks = 0;
+
+void expect(bool ok, const std::string& what) {
+  ++checks;
+  if (!ok) ++failures;
+  std::printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
+}
+
+// The relative L2 error of `got` against the fp32 reference is within `bound`, and finite.
+void expect_close(const at::Tensor& got, const at::Tensor& want, double bound,
+                  const std::string& what) {
+  const bool finite = at::isfinite(got.to(at::kFloat)).all().item<bool>();
+  const double err = rel_l2(got, want);
+  char text[64];
+  std::snprintf(text, sizeof text, " (rel L2 %.3e, bound %.1e)", err, bound);
+  expect(finite && err <= bound, what + text + (finite ? "" : " non-finite output"));
+}
+
+cudaStream_t stream() { return at::cuda::getCurrentCUDAStream(); }
+const at::TensorOptions kBf16 = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);
+const at::TensorOptions kF32 = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+
+at::Tensor reference_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  // (S, H, D) fp32, exact softmax.
+  at::Tensor qf = q.to(at::kFloat).permute({1, 0, 2}), kf = k.to(at::kFloat).permute({1, 2, 0});
+  at::Tensor w = at::softmax(at::matmul(qf, kf) / std::sqrt(static_cast<double>(q.size(2))), -1);
+  return at::matmul(w, v.to(at::kFloat).permute({1, 0, 2})).permute({1, 0, 2});
+}
+
+void test_attention() {
+  for (auto [rows, heads] : {std::pair{1, 1}, {77, 2}, {128, 3}, {300, 2}, {1000, 4},
+                             {2049, 2}}) {
+    for (auto schedule : {kernels::cuda::AttentionSchedule::serial,
+                          kernels::cuda::AttentionSchedule::overlapped}) {
+      const int64_t inner = int64_t{heads} * 128;
+      // q, k, v interleaved in one (S, 3·inner) buffer, as the fused QKV GEMM writes them.
+      at::Tensor qkv = at::randn({rows, 3 * inner}, kBf16).mul_(2.0);
+      auto part = [&](int i) { return qkv.narrow(1, i * inner, inner).view({rows, heads, 128}); };
+      at::Tensor out = at::full({rows, inner}, NAN, kBf16);
+      kernels::cuda::AttentionArgs a;
+      a.q = part(0).data_ptr();
+      a.k = part(1).data_ptr();
+      a.v = part(2).data_ptr();
+      a.out = out.data_ptr();
+      a.q_row_stride = a.k_row_stride = a.v_row_stride = 3 * inner;
+      a.out_row_stride = inner;
+      a.seq_q = a.seq_kv = rows;
+      a.heads = heads;
+      a.scale = 1.0f / std::sqrt(128.0f);
+      kernels::cuda::attention_bf16(a, schedule, stream());
+      const std::string name = "attention S=" + std::to_string(rows) + " H=" +
+                               std::to_string(heads) +
+                               (schedule == kernels::cuda::AttentionSchedule::serial
+                                    ? " serial" : " overlapped");
+      const at::Tensor want = reference_attention(part(0), part(1), part(2)).reshape({rows, inner});
+      expect_close(out, want, 1.2e-2, name + " vs fp32 reference");
+      const at::Tensor provider = at::scaled_dot_product_attention(
+          part(0).permute({1, 0, 2}).unsqueeze(0), part(1).permute({1, 0, 2}).unsqueeze(0),
+          part(2).permute({1, 0, 2}).unsqueeze(0));
+      const double provider_err =
+          rel_l2(provider.squeeze(0).permute({1, 0, 2}).reshape({rows, inner}), want);
+      const double ours = rel_l2(out, want);
+      char text[96];
+      std::snprintf(text, sizeof text, " error %.3e within 2x the provider's %.3e", ours,
+                    provider_err);
+      expect(ours <= 2.0 * provider_err + 1e-4, name + text);
+      const at::Tensor first = out.clone();
+      kernels::cuda::attention_bf16(a, schedule, stream());
+      expect(at::equal(first, out), name + " bitwise repeatable");
+    }
+  }
+  bool refused = false;
+  try {
+    kernels::cuda::AttentionArgs a;
+    a.head_dim = 64;
+    kernels::cuda::attention_bf16(a, kernels::cuda::AttentionSchedule::serial, stream());
+  } catch (const std::invalid_argument&) {
+    refused = true;
+  }
+  expect(refused, "attention refuses head_dim 64");
+}
+
+void test_gemm() {
+  kernels::cuda::LtGemm gemm;
+  for (auto [m, n, k] : {std::tuple{1, 8, 8}, {37, 264, 520}, {1000, 512, 768},
+                         {4099, 1024, 256}}) {
+    at::Tensor x = at::randn({m, k}, kBf16), w = at::randn({n, k}, kBf16).div_(std::sqrt(k));
+    at::Tensor b = at::randn({n}, kBf16);
+    at::Tensor y = at::empty({m, n}, kBf16);
+    const std::string name = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                             std::to_string(k);
+    kernels::cuda::GemmShape shape{m, n, k, 0, 0, true, false};
+    gemm.run(shape, x.data_ptr(), w.data_ptr(), b.data_ptr(), y.data_ptr(), stream());
+    const at::Tensor want = at::linear(x.to(at::kFloat), w.to(at::kFloat), b.to(at::kFloat));
+    expect_close(y, want, 5e-3, name + " (+bias) vs fp32");
+    expect_close(y, at::linear(x, w, b).to(at::kFloat), 5e-3, name + " vs provider at::linear");
+    expect(gemm.split_k(shape) == 1, name + " keeps an algorithm without split-K");
+    const at::Tensor first = y.clone();
+    gemm.run(shape, x.data_ptr(), w.data_ptr(), b.data_ptr(), y.data_ptr(), stream());
+    expect(at::equal(first, y), name + " bitwise repeatable");
+  }
+}
+
+kernels::cuda::Modulation modulation(const at::Tensor& table, const at::Tensor& rows,
+                                     int64_t c) {
+  kernels::cuda::Modulation m;
+  m.table = table.data_ptr();
+  m.table_stride = table.size(1);
+  m.rows = rows.data_ptr<int64_t>();
+  m.shift_offset = 0;
+  m.scale_offset = c;
+  m.gate_offset = 2 * c;
+  return m;
+}
+
+void test_memory_bound() {
+  const auto provider = ops::resolve_group_ops(ops::ImplSpec::parse("provider"), nullptr);
+  const ops::OpSet& p = provider(ops::Group::norm);
+  for (auto [s, c] : {std::pair{1, 8}, {33, 264}, {1000, 5376}, {257, 8192}}) {
+    at::Tensor x = at::randn({s, c}, kBf16), y = at::randn({s, c}, kBf16);
+    at::Tensor weight = at::add(at::randn({c}, kF32).mul(0.1), 1.0).to(at::kBFloat16);
+    at::Tensor table = at::randn({5, 3 * c}, kF32).mul(0.3).to(at::kBFloat16);
+    at::Tensor rows = at::randint(0, 5, {s}, at::TensorOptions().dtype(at::kLong).device(at::kCUDA));
+    const auto mod = modulation(table, rows, c);
+    at::Tensor shift = table.narrow(1, 0, c).index_select(0, rows);
+    at::Tensor scale = table.narrow(1, c, c).index_select(0, rows);
+    at::Tensor gate = table.narrow(1, 2 * c, c).index_select(0, rows);
+    const std::string shape = " S=" + std::to_string(s) + " C=" + std::to_string(c);
+
+    at::Tensor h = at::empty_like(x), x1 = x.clone();
+    kernels::cuda::residual_norm_modulate(x1.data_ptr(), nullptr, 0, weight.data_ptr(), 1e-5f,
+                                          mod, h.data_ptr(), s, c, stream());
+    auto fp32_norm_mod = [&](const at::Tensor& xs) {
+      at::Tensor xf = xs.to(at::kFloat);
+      at::Tensor n = xf * at::rsqrt(xf.pow(2).mean(-1, true) + 1e-5) * weight.to(at::kFloat);
+      return n * (1 + scale.to(at::kFloat)) + shift.to(at::kFloat);
+    };
+    expect_close(h, fp32_norm_mod(x), 8e-3, "norm_modulate" + shape + " vs fp32");
+    expect_close(h, p.norm_modulate(x, weight, 1e-5, scale, shift).to(at::kFloat), 1e-2,
+                 "norm_modulate" + shape + " vs provider");
+    expect(at::equal(x1, x), "norm_modulate" + shape + " leaves x alone without a residual");
+
+    at::Tensor x2 = x.clone();
+    kernels::cuda::residual_norm_modulate(x2.data_ptr(), y.data_ptr(), c, weight.data_ptr(),
+                                          1e-5f, mod, h.data_ptr(), s, c, stream());
+    const at::Tensor want_x = x.to(at::kFloat) + gate.to(at::kFloat) * y.to(at::kFloat);
+    expect_close(x2, want_x, 8e-3, "gated residual + norm" + shape + " residual vs fp32");
+    expect_close(h, fp32_norm_mod(x2), 8e-3, "gated residual + norm" + shape + " h vs fp32");
+
+    at::Tensor x3 = x.clone();
+    kernels::cuda::gated_residual(x3.data_ptr(), y.data_ptr(), c, mod, s, c, stream());
+    expect(at::equal(x3, x2), "gated_residual" + shape + " equals the fused residual bitwise");
+    expect_close(x3, p.gated_residual(x, gate, y).to(at::kFloat), 1e-2,
+                 "gated_residual" + shape + " vs provider");
+
+    at::Tensor up = at::randn({s, 2 * c}, kBf16), g = at::empty({s, c}, kBf16);
+    kernels::cuda::swiglu(up.data_ptr(), g.data_ptr(), s, c, stream());
+    const at::Tensor uf = up.to(at::kFloat);
+    expect_close(g, uf.narrow(1, 0, c) * at::silu(uf.narrow(1, c, c)), 8e-3,
+                 "swiglu" + shape + " vs fp32");
+    expect_close(g, p.swiglu(up).to(at::kFloat), 1e-2, "swiglu" + shape + " vs provider");
+  }
+}
+
+void test_qk_norm_rope() {
+  const auto provider = ops::resolve_group_ops(ops::ImplSpec::parse("provider"), nullptr);
+  const ops::OpSet& p = provider(ops::Group::rope);
+  for (auto [s, heads, rotary] : {std::tuple{1, 1, 96}, {77, 3, 96}, {500, 2, 128}, {64, 2, 0}}) {
+    const int64_t inner = int64_t{heads} * 128;
+    at::Tensor qkv = at::randn({s, 3 * inner}, kBf16).mul_(3.0);
+    at::Tensor wq = at::add(at::randn({128}, kF32).mul(0.1), 1.0).to(at::kBFloat16);
+    at::Tensor wk = at::add(at::randn({128}, kF32).mul(0.1), 1.0).to(at::kBFloat16);
+    at::Tensor angles = at::rand({s, std::max(rotary / 2, 1)}, kF32).mul(50.0);
+    angles = at::cat({angles, angles}, 1).narrow(1, 0, rotary).contiguous();
+    at::Tensor cos = at::cos(angles), sin = at::sin(angles);
+    at::Tensor before = qkv.clone();
+    kernels::cuda::qk_norm_rope(qkv.data_ptr(), 3 * inner, s, heads, wq.data_ptr(),
+                                wk.data_ptr(), 1e-5f, rotary ? cos.data_ptr<float>() : nullptr,
+                                rotary ? sin.data_ptr<float>() : nullptr, rotary, stream());
+    const std::string shape = " S=" + std::to_string(s) + " H=" + std::to_string(heads) +
+                              " R=" + std::to_string(rotary);
+    for (int which = 0; which < 2; ++which) {
+      at::Tensor x = before.narrow(1, which * inner, inner).view({s, heads, 128});
+      at::Tensor w = which == 0 ? wq : wk;
+      at::Tensor n = p.rms_norm(x, w, 1e-5);
+      at::Tensor want = rotary ? p.rope(n, cos, sin) : n;
+      expect_close(qkv.narrow(1, which * inner, inner).view({s, heads, 128}),
+                   want.to(at::kFloat), 1.2e-2,
+                   std::string(which ? "k" : "q") + " norm+rope" + shape + " vs provider");
+    }
+    expect(at::equal(qkv.narrow(1, 2 * inner, inner), before.narrow(1, 2 * inner, inner)),
+           "qk_norm_rope" + shape + " leaves v alone");
+  }
+}
+
+void test_block() {
+  kernels::cuda::BlockFixtureShape shape;
+  shape.rows = 1000;
+  shape.heads = 4;
+  shape.hidden = 512;
+  shape.ffn = 1024;
+  shape.temb_dim = 256;
+  shape.text_rows = 64;
+  shape.audio_rows = 100;
+  const auto f = kernels::cuda::BlockFixture::make(shape, at::Device(at::kCUDA, 0), 7);
+  model::TransformerWeights tw;
+  tw.blocks.push_back(f.weights);
+  const model::Transformer transformer(f.config, tw);
+  const auto provider = ops::resolve_group_ops(ops::ImplSpec::parse("provider"), nullptr);
+  const auto efficient =
+      ops::resolve_group_ops(ops::ImplSpec::parse("provider:attention=efficient"), nullptr);
+  const at::Tensor want = transformer.block(0, f.x, f.context, provider);
+  const at::Tensor spread_out = transformer.block(0, f.x, f.context, efficient);
+  const auto cw = kernels::cuda::CandidateBlockWeights::from(f.weights);
+  const kernels::cuda::CandidateBlockContext ctx{f.context.temb, f.context.adaln_rows,
+                                                 f.context.cos, f.context.sin,
+                                                 f.config.norm_eps, f.config.qk_norm_eps};
+  for (auto schedule : {kernels::cuda::AttentionSchedule::serial,
+                        kernels::cuda::AttentionSchedule::overlapped}) {
+    kernels::cuda::CandidateBlock block(schedule);
+    const at::Tensor got = block.forward(cw, f.x, ctx);
+    const at::Tensor x = f.x.to(at::kFloat);
+    const double err = rel_l2(got.to(at::kFloat) - x, want.to(at::kFloat) - x);
+    const double spread = rel_l2(spread_out.to(at::kFloat) - x, want.to(at::kFloat) - x);
+    char text[128];
+    std::snprintf(text, sizeof text,
+                  "candidate block update vs provider: rel L2 %.3e (provider backend spread %.3e)",
+                  err, spread);
+    expect(err <= 2e-2 && at::isfinite(got.to(at::kFloat)).all().item<bool>(), text);
+    expect(at::equal(got, block.forward(cw, f.x, ctx)), "candidate block bitwise repeatable");
+  }
+}
+
+}  // namespace
+
+int main() {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("skip: no CUDA device\n");
+    return 77;
+  }
+  at::NoGradGuard no_grad;
+  at::manual_seed(20261202);
+  const std::vector<std::pair<const char*, std::function<void()>>> suites = {
+      {"attention", test_attention}, {"gemm", test_gemm}, {"memory-bound", test_memory_bound},
+      {"qk_norm_rope", test_qk_norm_rope}, {"block", test_block}};
+  for (const auto& [name, run] : suites) {
+    try {
+      run();
+    } catch (const std::exception& e) {
+      expect(false, std::string(name) + " threw: " + e.what());
+    }
+  }
+  std::printf("%d checks, %d failed\n", checks, failures);
+  return failures == 0 ? 0 : 1;
+}
