@@ -17,6 +17,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/ops/group_ops.h"
@@ -87,7 +88,6 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, 0);
-  at::NoGradGuard no_grad;
   const at::Device device(at::kCUDA, 0);
   auto f = kernels::cuda::BlockFixture::make(shape, device, 1234);
   std::printf("device %s; rows %lld, hidden %lld, heads %lld x 128, ffn %lld; median of %d\n",
@@ -130,19 +130,64 @@ int main(int argc, char** argv) {
     kernels::cuda::CandidateBlockContext cctx{f.context.temb, f.context.adaln_rows, f.context.cos,
                                               f.context.sin, f.config.norm_eps,
                                               f.config.qk_norm_eps};
-    for (auto [schedule, name] :
-         {std::pair{kernels::cuda::AttentionSchedule::overlapped, "overlapped"},
-          std::pair{kernels::cuda::AttentionSchedule::serial, "serial"}}) {
-      kernels::cuda::CandidateBlock block(schedule);
+    using kernels::cuda::AttentionSchedule;
+    using kernels::cuda::Rounding;
+    const std::vector<std::tuple<AttentionSchedule, Rounding, const char*>> configs = {
+        {AttentionSchedule::serial, Rounding::provider_fused_norm, "serial, provider rounding"},
+        {AttentionSchedule::pingpong, Rounding::provider_fused_norm, "pingpong, provider rounding"},
+        {AttentionSchedule::overlapped, Rounding::provider_fused_norm,
+         "overlapped, provider rounding"},
+        {AttentionSchedule::serial, Rounding::provider_composite_norm,
+         "serial, provider rounding, composite norm"},
+        {AttentionSchedule::serial, Rounding::once, "serial, rounding once"}};
+    for (const auto& [schedule, rounding, name] : configs) {
+      kernels::cuda::CandidateBlock block({schedule, rounding, false});
       at::Tensor out;
       Row r;
-      r.what = std::string("block candidate (attention ") + name + ")";
+      r.what = std::string("block candidate (") + name + ")";
       r.ms = median_ms([&] { out = block.forward(cw, f.x, cctx); }, repeats);
       r.repeatable = at::equal(out, block.forward(cw, f.x, cctx));
       r.rel_l2 = rel_l2(at::sub(out.to(at::kFloat), f.x.to(at::kFloat)), reference_update);
       r.rel_l2_out = rel_l2(out, reference_out);
       r.tflops = f.block_flops() / (r.ms * 1e9);
       r.ratio = r.ms / provider_ms;
+      rows.push_back(r);
+    }
+    // Where the candidate's time goes (first configuration).
+    kernels::cuda::CandidateBlock profiled(
+        {std::get<0>(configs[0]), std::get<1>(configs[0]), true});
+    profiled.forward(cw, f.x, cctx);
+    profiled.forward(cw, f.x, cctx);
+    std::printf("candidate stages (%s):\n", std::get<2>(configs[0]));
+    for (const auto& [stage, ms] : profiled.last_profile()) {
+      std::printf("  %-40s %8.3f ms\n", stage.c_str(), ms);
+    }
+  }
+
+  // The block's GEMMs alone: at::linear (the provider) against the candidate's cuBLASLt plans.
+  if (!skip_block) {
+    const int64_t s = shape.rows, c = shape.hidden, inner = shape.heads * 128, ff = shape.ffn;
+    kernels::cuda::LtGemm lt;
+    cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    for (auto [n, k, name] : {std::tuple{3 * inner, c, "qkv"}, {c, inner, "out"},
+                              {2 * ff, c, "ff.proj"}, {c, ff, "ff.out"}}) {
+      at::Tensor x = at::randn({s, k}, f.x.options()), w = at::randn({n, k}, f.x.options());
+      at::Tensor y = at::empty({s, n}, f.x.options());
+      const double flops = 2.0 * s * n * k;
+      Row p;
+      p.what = std::string("gemm ") + name + " provider (at::linear)";
+      p.ms = median_ms([&] { at::linear(x, w); }, repeats);
+      p.tflops = flops / (p.ms * 1e9);
+      p.ratio = 1.0;
+      rows.push_back(p);
+      Row r;
+      r.what = std::string("gemm ") + name + " candidate (cuBLASLt)";
+      const kernels::cuda::GemmShape gs{s, n, k};
+      r.ms = median_ms([&] { lt.run(gs, x.data_ptr(), w.data_ptr(), nullptr, y.data_ptr(), stream); },
+                       repeats);
+      r.tflops = flops / (r.ms * 1e9);
+      r.ratio = r.ms / p.ms;
+      r.rel_l2 = rel_l2(y, at::linear(x, w));
       rows.push_back(r);
     }
   }
@@ -164,8 +209,9 @@ int main(int argc, char** argv) {
     rows.push_back(sdpa);
     const at::Tensor ref_rows = ref.squeeze(0).permute({1, 0, 2}).reshape({s, inner});
     for (auto [schedule, name] :
-         {std::pair{kernels::cuda::AttentionSchedule::overlapped, "overlapped"},
-          std::pair{kernels::cuda::AttentionSchedule::serial, "serial"}}) {
+         {std::pair{kernels::cuda::AttentionSchedule::serial, "serial"},
+          std::pair{kernels::cuda::AttentionSchedule::pingpong, "pingpong"},
+          std::pair{kernels::cuda::AttentionSchedule::overlapped, "overlapped"}}) {
       at::Tensor out = at::empty({s, inner}, f.x.options());
       kernels::cuda::AttentionArgs a;
       auto* base = static_cast<at::BFloat16*>(qkv.data_ptr());

@@ -24,6 +24,8 @@ struct AttentionArgs {
 enum class AttentionSchedule {
   serial,      // QKᵀ, softmax, PV one after the other
   overlapped,  // QKᵀ(n) and PV(n−1) in flight while softmax(n) runs
+  pingpong,    // overlapped, and the two warpgroups take turns issuing their GEMMs so that
+               // one's softmax runs under the other's GEMMs
 };
 
 // Runs on `stream`; throws std::invalid_argument for unsupported shapes or alignments and

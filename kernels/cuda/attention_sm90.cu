@@ -227,17 +227,37 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_arrive(&sh.empty[stage]);
     }
   } else {
+    // Steps 0..tiles: step n issues QKᵀ(n) (n < tiles) and PV(n−1) (n > 0). With pingpong the
+    // warpgroups take turns: each waits for its turn before issuing and hands the turn over
+    // right after, so the tensor cores alternate between them.
+    constexpr bool kPingpong = kSchedule == AttentionSchedule::pingpong;
+    const int me = warpgroup - 1;
+    auto take_turn = [&] {
+      if constexpr (kPingpong) named_barrier_sync(1 + me, 256);
+    };
+    auto pass_turn = [&](bool last) {
+      if constexpr (kPingpong) {
+        if (!(last && me == 1)) named_barrier_arrive(2 - me, 256);
+      }
+    };
+    if constexpr (kPingpong) {
+      if (me == 1) named_barrier_arrive(1, 256);  // warpgroup 0 goes first
+    }
     mbar_wait(&sh.k_full[0], 0);
+    take_turn();
     issue_qk(s, sh.q, sh.k[0], row0);
+    pass_turn(tiles == 0);
     wgmma_wait<0>();
     online_softmax(s, state, alpha, 0, seq_kv, scale_log2);
     pack_probabilities(s, p);
     for (int n = 1; n < tiles; ++n) {
       const int stage = n % kStages, prev = (n - 1) % kStages;
       mbar_wait(&sh.k_full[stage], (n / kStages) & 1);
-      issue_qk(s, sh.q, sh.k[stage], row0);
       mbar_wait(&sh.v_full[prev], ((n - 1) / kStages) & 1);
+      take_turn();
+      issue_qk(s, sh.q, sh.k[stage], row0);
       issue_pv(o, p, sh.v[prev]);
+      pass_turn(false);
       wgmma_wait<1>();  // QKᵀ(n) done, PV(n−1) may still run
       online_softmax(s, state, alpha, n, seq_kv, scale_log2);
       wgmma_wait<0>();
@@ -249,7 +269,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     const int last = (tiles - 1) % kStages;
     mbar_wait(&sh.v_full[last], ((tiles - 1) / kStages) & 1);
+    take_turn();
     issue_pv(o, p, sh.v[last]);
+    pass_turn(true);
     wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < 32; ++i) fence_register(p[i]);
@@ -315,10 +337,10 @@ void attention_bf16(const AttentionArgs& a, AttentionSchedule schedule, cudaStre
     require(ptr != nullptr && reinterpret_cast<uintptr_t>(ptr) % 16 == 0,
             "operands must be 16-byte aligned device pointers");
   }
-  if (schedule == AttentionSchedule::serial) {
-    launch<AttentionSchedule::serial>(a, stream);
-  } else {
-    launch<AttentionSchedule::overlapped>(a, stream);
+  switch (schedule) {
+    case AttentionSchedule::serial: launch<AttentionSchedule::serial>(a, stream); break;
+    case AttentionSchedule::overlapped: launch<AttentionSchedule::overlapped>(a, stream); break;
+    case AttentionSchedule::pingpong: launch<AttentionSchedule::pingpong>(a, stream); break;
   }
 }
 

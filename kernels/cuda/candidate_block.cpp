@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/fused.h"
 
 namespace h3p::kernels::cuda {
@@ -42,6 +43,36 @@ CandidateBlockWeights CandidateBlockWeights::from(const model::BlockWeights& w) 
   return c;
 }
 
+CandidateBlock::CandidateBlock(CandidateBlockOptions options) : options_(options) {}
+
+CandidateBlock::~CandidateBlock() {
+  for (cudaEvent_t e : events_) cudaEventDestroy(e);
+}
+
+void CandidateBlock::mark(const char* stage, cudaStream_t stream) {
+  if (!options_.profile) return;
+  if (marks_.size() == events_.size()) {
+    cudaEvent_t e = nullptr;
+    check_cuda(cudaEventCreate(&e), "candidate block: profile event");
+    events_.push_back(e);
+  }
+  cudaEvent_t e = events_[marks_.size()];
+  check_cuda(cudaEventRecord(e, stream), "candidate block: profile event");
+  marks_.emplace_back(stage, e);
+}
+
+std::vector<std::pair<std::string, float>> CandidateBlock::last_profile() const {
+  std::vector<std::pair<std::string, float>> out;
+  if (marks_.empty()) return out;
+  check_cuda(cudaEventSynchronize(marks_.back().second), "candidate block: profile");
+  for (std::size_t i = 1; i < marks_.size(); ++i) {
+    float ms = 0.0f;
+    cudaEventElapsedTime(&ms, marks_[i - 1].second, marks_[i].second);
+    out.emplace_back(marks_[i].first, ms);
+  }
+  return out;
+}
+
 at::Tensor CandidateBlock::forward(const CandidateBlockWeights& w, const at::Tensor& x_in,
                                    const CandidateBlockContext& ctx) {
   require_gpu_bf16(x_in, "x");
@@ -57,6 +88,9 @@ at::Tensor CandidateBlock::forward(const CandidateBlockWeights& w, const at::Ten
   }
   cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   const auto bf16 = x_in.options();
+  const Rounding rounding = options_.rounding;
+  marks_.clear();
+  mark("start", stream);
 
   // AdaLN table: (T, 18C) viewed as (3T, 6C): shift, scale, gate (attention), then (FFN).
   at::Tensor act = at::empty({temb_rows, temb_dim}, bf16);
@@ -66,6 +100,7 @@ at::Tensor CandidateBlock::forward(const CandidateBlockWeights& w, const at::Ten
   gemm_.run({temb_rows, 18 * hidden, temb_dim, 0, 0, true, false}, act.data_ptr(),
             w.adaln_w.data_ptr(), w.adaln_b.data_ptr(), table.data_ptr(), stream);
   const at::Tensor adaln_rows = ctx.adaln_rows.to(at::kLong).contiguous();
+  mark("adaln table", stream);
   auto modulation = [&](int64_t shift, int64_t scale, int64_t gate) {
     Modulation m;
     m.table = table.data_ptr();
@@ -78,17 +113,21 @@ at::Tensor CandidateBlock::forward(const CandidateBlockWeights& w, const at::Ten
   };
 
   at::Tensor x = x_in.clone();
+  mark("copy x", stream);
   at::Tensor h = at::empty({rows, hidden}, bf16);
   residual_norm_modulate(x.data_ptr(), nullptr, 0, w.norm1.data_ptr(),
                          static_cast<float>(ctx.norm_eps), modulation(0, 1, 2), h.data_ptr(),
-                         rows, hidden, stream);
+                         rows, hidden, rounding, stream);
+  mark("norm1 + modulation", stream);
   at::Tensor qkv = at::empty({rows, 3 * inner}, bf16);
   gemm_.run({rows, 3 * inner, hidden}, h.data_ptr(), w.qkv.data_ptr(), nullptr, qkv.data_ptr(),
             stream);
+  mark("gemm qkv", stream);
   const at::Tensor cos = ctx.cos.to(at::kFloat).contiguous(), sin = ctx.sin.to(at::kFloat).contiguous();
   qk_norm_rope(qkv.data_ptr(), 3 * inner, rows, static_cast<int>(heads), w.norm_q.data_ptr(),
                w.norm_k.data_ptr(), static_cast<float>(ctx.qk_norm_eps), cos.data_ptr<float>(),
-               sin.data_ptr<float>(), rotary, stream);
+               sin.data_ptr<float>(), rotary, rounding, stream);
+  mark("q/k norm + rope", stream);
   at::Tensor o = at::empty({rows, inner}, bf16);
   AttentionArgs a;
   auto* base = static_cast<at::BFloat16*>(qkv.data_ptr());
@@ -101,23 +140,31 @@ at::Tensor CandidateBlock::forward(const CandidateBlockWeights& w, const at::Ten
   a.seq_q = a.seq_kv = static_cast<int>(rows);
   a.heads = static_cast<int>(heads);
   a.scale = 1.0f / std::sqrt(128.0f);
-  attention_bf16(a, schedule_, stream);
+  attention_bf16(a, options_.schedule, stream);
+  mark("attention", stream);
   at::Tensor y = at::empty({rows, hidden}, bf16);
   gemm_.run({rows, hidden, inner}, o.data_ptr(), w.out.data_ptr(), nullptr, y.data_ptr(), stream);
+  mark("gemm out", stream);
   residual_norm_modulate(x.data_ptr(), y.data_ptr(), hidden, w.norm2.data_ptr(),
                          static_cast<float>(ctx.norm_eps), modulation(3, 4, 2), h.data_ptr(),
-                         rows, hidden, stream);
+                         rows, hidden, rounding, stream);
+  mark("gated residual + norm2 + modulation", stream);
   qkv.reset();
   o.reset();
   at::Tensor up = at::empty({rows, 2 * ffn}, bf16);
   gemm_.run({rows, 2 * ffn, hidden}, h.data_ptr(), w.ff_proj.data_ptr(), nullptr, up.data_ptr(),
             stream);
+  mark("gemm ff.proj", stream);
   at::Tensor gated = at::empty({rows, ffn}, bf16);
-  swiglu(up.data_ptr(), gated.data_ptr(), rows, ffn, stream);
+  swiglu(up.data_ptr(), gated.data_ptr(), rows, ffn, rounding, stream);
+  mark("swiglu", stream);
   up.reset();
   gemm_.run({rows, hidden, ffn}, gated.data_ptr(), w.ff_out.data_ptr(), nullptr, y.data_ptr(),
             stream);
-  gated_residual(x.data_ptr(), y.data_ptr(), hidden, modulation(3, 4, 5), rows, hidden, stream);
+  mark("gemm ff.out", stream);
+  gated_residual(x.data_ptr(), y.data_ptr(), hidden, modulation(3, 4, 5), rows, hidden,
+                 rounding, stream);
+  mark("gated residual", stream);
   return x;
 }
 

@@ -4,9 +4,15 @@
 // eleven launches: four cuBLASLt GEMMs, the sm_90a attention kernel and the fused
 // memory-bound kernels. Needs a CUDA build of LibTorch (tensors only carry the memory).
 #include <ATen/core/Tensor.h>
+#include <cuda_runtime.h>
+
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/model/weights.h"
 #include "kernels/cuda/attention.h"
+#include "kernels/cuda/fused.h"
 #include "kernels/cuda/gemm_lt.h"
 
 namespace h3p::kernels::cuda {
@@ -33,18 +39,33 @@ struct CandidateBlockContext {
   double norm_eps = 1e-5, qk_norm_eps = 1e-5;
 };
 
+struct CandidateBlockOptions {
+  AttentionSchedule schedule = AttentionSchedule::serial;
+  Rounding rounding = Rounding::provider_fused_norm;
+  bool profile = false;  // record the time of every stage (adds events, no synchronisation)
+};
+
 class CandidateBlock {
  public:
-  explicit CandidateBlock(AttentionSchedule schedule = AttentionSchedule::overlapped)
-      : schedule_(schedule) {}
+  explicit CandidateBlock(CandidateBlockOptions options = {});
+  ~CandidateBlock();
+  CandidateBlock(const CandidateBlock&) = delete;
+  CandidateBlock& operator=(const CandidateBlock&) = delete;
 
   // x (S, C) bf16 → the stream after the block (a new tensor), on the current CUDA stream.
   at::Tensor forward(const CandidateBlockWeights& w, const at::Tensor& x,
                      const CandidateBlockContext& context);
 
+  // With options.profile: (stage, milliseconds) of the last forward; synchronises its stream.
+  std::vector<std::pair<std::string, float>> last_profile() const;
+
  private:
-  AttentionSchedule schedule_;
+  void mark(const char* stage, cudaStream_t stream);
+
+  CandidateBlockOptions options_;
   LtGemm gemm_;
+  std::vector<std::pair<std::string, cudaEvent_t>> marks_;
+  std::vector<cudaEvent_t> events_;  // owned; reused across forwards
 };
 
 }  // namespace h3p::kernels::cuda

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/fused.h"
@@ -40,6 +41,39 @@ struct Vec8 {
   }
 };
 
+// bf16 rounding of an fp32 value, kept in fp32.
+__device__ __forceinline__ float r16(float v) { return __bfloat162float(__float2bfloat16_rn(v)); }
+
+// Step-wise rounding as the provider's eager ops do it, or none (one rounding at the store).
+template <Rounding kMode>
+__device__ __forceinline__ float step(float v) {
+  if constexpr (kMode == Rounding::once) {
+    return v;
+  } else {
+    return r16(v);
+  }
+}
+
+// x·rstd·weight with the mode's intermediate rounding.
+template <Rounding kMode>
+__device__ __forceinline__ float normalise(float x, float rstd, float weight) {
+  if constexpr (kMode == Rounding::provider_composite_norm) {
+    return r16(r16(x * rstd) * weight);
+  } else {
+    return step<kMode>(x * rstd * weight);
+  }
+}
+
+// x + gate·y: fused in fp32, or the product rounded first as x + gate * y rounds it.
+template <Rounding kMode>
+__device__ __forceinline__ float gated_add(float x, float gate, float y) {
+  if constexpr (kMode == Rounding::once) {
+    return fmaf(gate, y, x);
+  } else {
+    return x + r16(gate * y);
+  }
+}
+
 // Sum over the block in a fixed order: warp trees, then warp 0 adds the warp sums in order.
 __device__ float block_sum(float v) {
   __shared__ float partial[kRowThreads / 32];
@@ -54,7 +88,7 @@ __device__ float block_sum(float v) {
   return total;
 }
 
-template <bool kResidual>
+template <bool kResidual, Rounding kMode>
 __global__ void __launch_bounds__(kRowThreads)
     residual_norm_modulate_kernel(bf16* x, const bf16* y, int64_t y_stride, const bf16* weight,
                                   float eps, Modulation mod, bf16* h, int64_t cols) {
@@ -74,7 +108,7 @@ __global__ void __launch_bounds__(kRowThreads)
       yv.load(y + r * y_stride + c);
       gate.load(table + mod.gate_offset + c);
 #pragma unroll
-      for (int e = 0; e < 8; ++e) v[i].f[e] = fmaf(gate.f[e], yv.f[e], v[i].f[e]);
+      for (int e = 0; e < 8; ++e) v[i].f[e] = gated_add<kMode>(v[i].f[e], gate.f[e], yv.f[e]);
       v[i].round_to_bf16();
       v[i].store(xr + c);
     }
@@ -92,13 +126,19 @@ __global__ void __launch_bounds__(kRowThreads)
     scale.load(table + mod.scale_offset + c);
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
-      out.f[e] = fmaf(v[i].f[e] * inv * w.f[e], 1.0f + scale.f[e], shift.f[e]);
+      if constexpr (kMode == Rounding::once) {
+        out.f[e] = fmaf(v[i].f[e] * inv * w.f[e], 1.0f + scale.f[e], shift.f[e]);
+      } else {
+        const float n = normalise<kMode>(v[i].f[e], inv, w.f[e]);
+        out.f[e] = r16(n * r16(1.0f + scale.f[e])) + shift.f[e];
+      }
     }
     out.store(h + r * cols + c);
   }
   (void)vectors;
 }
 
+template <Rounding kMode>
 __global__ void gated_residual_kernel(bf16* x, const bf16* y, int64_t y_stride, Modulation mod,
                                       int64_t rows, int64_t cols) {
   const int64_t vectors_per_row = cols / 8;
@@ -112,12 +152,13 @@ __global__ void gated_residual_kernel(bf16* x, const bf16* y, int64_t y_stride, 
     yv.load(y + r * y_stride + c);
     gate.load(table + mod.gate_offset + c);
 #pragma unroll
-    for (int e = 0; e < 8; ++e) xv.f[e] = fmaf(gate.f[e], yv.f[e], xv.f[e]);
+    for (int e = 0; e < 8; ++e) xv.f[e] = gated_add<kMode>(xv.f[e], gate.f[e], yv.f[e]);
     xv.store(x + r * cols + c);
   }
 }
 
 // One warp per (row, head, q or k); each lane holds channels 4·lane .. 4·lane + 3.
+template <Rounding kMode>
 __global__ void __launch_bounds__(256)
     qk_norm_rope_kernel(bf16* qkv, int64_t row_stride, int64_t rows, int heads,
                         const bf16* q_weight, const bf16* k_weight, float eps, const float* cos,
@@ -145,7 +186,7 @@ __global__ void __launch_bounds__(256)
   const float inv = rsqrtf(squares / 128.0f + eps);
 #pragma unroll
   for (int e = 0; e < 4; ++e) {
-    v[e] = v[e] * inv * __bfloat162float(weight[e]);
+    v[e] = normalise<kMode>(v[e], inv, __bfloat162float(weight[e]));
     staged[warp][4 * lane + e] = v[e];
   }
   __syncwarp();
@@ -155,7 +196,11 @@ __global__ void __launch_bounds__(256)
     const int c = 4 * lane + e;
     if (c < rotary) {
       const float partner = c < half ? -staged[warp][c + half] : staged[warp][c - half];
-      v[e] = fmaf(v[e], cos[r * rotary + c], partner * sin[r * rotary + c]);
+      if constexpr (kMode == Rounding::once) {
+        v[e] = fmaf(v[e], cos[r * rotary + c], partner * sin[r * rotary + c]);
+      } else {  // the tables cast to bf16 first, each product and the sum rounded
+        v[e] = r16(v[e] * r16(cos[r * rotary + c])) + r16(partner * r16(sin[r * rotary + c]));
+      }
     }
   }
   uint2 raw;
@@ -167,6 +212,7 @@ __global__ void __launch_bounds__(256)
 
 __device__ __forceinline__ float silu_f(float g) { return g / (1.0f + expf(-g)); }
 
+template <Rounding kMode>
 __global__ void swiglu_kernel(const bf16* h, bf16* out, int64_t rows, int64_t features) {
   const int64_t vectors_per_row = features / 8;
   const int64_t total = rows * vectors_per_row;
@@ -177,7 +223,7 @@ __global__ void swiglu_kernel(const bf16* h, bf16* out, int64_t rows, int64_t fe
     value.load(h + r * 2 * features + c);
     gate.load(h + r * 2 * features + features + c);
 #pragma unroll
-    for (int e = 0; e < 8; ++e) value.f[e] *= silu_f(gate.f[e]);
+    for (int e = 0; e < 8; ++e) value.f[e] *= step<kMode>(silu_f(gate.f[e]));
     value.store(out + r * features + c);
   }
 }
@@ -186,6 +232,20 @@ __global__ void silu_kernel(const float* x, bf16* out, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
     out[i] = __float2bfloat16_rn(silu_f(x[i]));
+  }
+}
+
+// Calls f(std::integral_constant<Rounding, mode>) for the runtime mode.
+template <typename F>
+void with_rounding(Rounding rounding, F&& f) {
+  switch (rounding) {
+    case Rounding::once: f(std::integral_constant<Rounding, Rounding::once>{}); break;
+    case Rounding::provider_fused_norm:
+      f(std::integral_constant<Rounding, Rounding::provider_fused_norm>{});
+      break;
+    case Rounding::provider_composite_norm:
+      f(std::integral_constant<Rounding, Rounding::provider_composite_norm>{});
+      break;
   }
 }
 
@@ -211,7 +271,7 @@ void check_modulation(const Modulation& m, const char* op, bool gate) {
 
 void residual_norm_modulate(void* x, const void* y, int64_t y_stride, const void* weight,
                             float eps, const Modulation& mod, void* h, int64_t rows,
-                            int64_t cols, cudaStream_t stream) {
+                            int64_t cols, Rounding rounding, cudaStream_t stream) {
   const char* op = "residual_norm_modulate";
   require(rows > 0 && cols > 0 && cols % 8 == 0 && cols <= 8 * kRowThreads * kMaxVectors, op,
           "channels must be a positive multiple of 8 up to 8192, got " + std::to_string(cols));
@@ -219,33 +279,39 @@ void residual_norm_modulate(void* x, const void* y, int64_t y_stride, const void
           "operands must be 16-byte aligned");
   require(!y || y_stride % 8 == 0, op, "y's row stride must be a multiple of 8");
   check_modulation(mod, op, y != nullptr);
-  if (y) {
-    residual_norm_modulate_kernel<true><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(
-        static_cast<bf16*>(x), static_cast<const bf16*>(y), y_stride,
-        static_cast<const bf16*>(weight), eps, mod, static_cast<bf16*>(h), cols);
-  } else {
-    residual_norm_modulate_kernel<false><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(
-        static_cast<bf16*>(x), nullptr, 0, static_cast<const bf16*>(weight), eps, mod,
-        static_cast<bf16*>(h), cols);
-  }
+  with_rounding(rounding, [&](auto mode) {
+    constexpr Rounding kMode = decltype(mode)::value;
+    const unsigned grid = static_cast<unsigned>(rows);
+    if (y) {
+      residual_norm_modulate_kernel<true, kMode><<<grid, kRowThreads, 0, stream>>>(
+          static_cast<bf16*>(x), static_cast<const bf16*>(y), y_stride,
+          static_cast<const bf16*>(weight), eps, mod, static_cast<bf16*>(h), cols);
+    } else {
+      residual_norm_modulate_kernel<false, kMode><<<grid, kRowThreads, 0, stream>>>(
+          static_cast<bf16*>(x), nullptr, 0, static_cast<const bf16*>(weight), eps, mod,
+          static_cast<bf16*>(h), cols);
+    }
+  });
   check_cuda(cudaGetLastError(), op);
 }
 
 void gated_residual(void* x, const void* y, int64_t y_stride, const Modulation& mod,
-                    int64_t rows, int64_t cols, cudaStream_t stream) {
+                    int64_t rows, int64_t cols, Rounding rounding, cudaStream_t stream) {
   const char* op = "gated_residual";
   require(rows > 0 && cols > 0 && cols % 8 == 0 && y_stride % 8 == 0, op,
           "channels and y's stride must be multiples of 8");
   require(aligned16(x) && aligned16(y), op, "operands must be 16-byte aligned");
   check_modulation(mod, op, true);
-  gated_residual_kernel<<<grid_for(rows * cols / 8, 256), 256, 0, stream>>>(
-      static_cast<bf16*>(x), static_cast<const bf16*>(y), y_stride, mod, rows, cols);
+  with_rounding(rounding, [&](auto mode) {
+    gated_residual_kernel<decltype(mode)::value><<<grid_for(rows * cols / 8, 256), 256, 0, stream>>>(
+        static_cast<bf16*>(x), static_cast<const bf16*>(y), y_stride, mod, rows, cols);
+  });
   check_cuda(cudaGetLastError(), op);
 }
 
 void qk_norm_rope(void* qkv, int64_t row_stride, int64_t rows, int heads, const void* q_weight,
                   const void* k_weight, float eps, const float* cos, const float* sin,
-                  int rotary, cudaStream_t stream) {
+                  int rotary, Rounding rounding, cudaStream_t stream) {
   const char* op = "qk_norm_rope";
   require(rows > 0 && heads > 0 && row_stride >= int64_t{2} * heads * 128 && row_stride % 4 == 0,
           op, "the QKV row must hold q and k of every head (head_dim 128)");
@@ -253,19 +319,25 @@ void qk_norm_rope(void* qkv, int64_t row_stride, int64_t rows, int heads, const 
           "rotary channels must be even and at most 128, got " + std::to_string(rotary));
   require(rotary == 0 || (cos && sin), op, "missing RoPE tables");
   const int64_t items = rows * 2 * heads;
-  qk_norm_rope_kernel<<<static_cast<unsigned>((items + 7) / 8), 256, 0, stream>>>(
-      static_cast<bf16*>(qkv), row_stride, rows, heads, static_cast<const bf16*>(q_weight),
-      static_cast<const bf16*>(k_weight), eps, cos, sin, rotary);
+  with_rounding(rounding, [&](auto mode) {
+    qk_norm_rope_kernel<decltype(mode)::value><<<static_cast<unsigned>((items + 7) / 8), 256, 0,
+                                                 stream>>>(
+        static_cast<bf16*>(qkv), row_stride, rows, heads, static_cast<const bf16*>(q_weight),
+        static_cast<const bf16*>(k_weight), eps, cos, sin, rotary);
+  });
   check_cuda(cudaGetLastError(), op);
 }
 
-void swiglu(const void* h, void* out, int64_t rows, int64_t features, cudaStream_t stream) {
+void swiglu(const void* h, void* out, int64_t rows, int64_t features, Rounding rounding,
+            cudaStream_t stream) {
   const char* op = "swiglu";
   require(rows > 0 && features > 0 && features % 8 == 0, op,
           "features must be a positive multiple of 8");
   require(aligned16(h) && aligned16(out), op, "operands must be 16-byte aligned");
-  swiglu_kernel<<<grid_for(rows * features / 8, 256), 256, 0, stream>>>(
-      static_cast<const bf16*>(h), static_cast<bf16*>(out), rows, features);
+  with_rounding(rounding, [&](auto mode) {
+    swiglu_kernel<decltype(mode)::value><<<grid_for(rows * features / 8, 256), 256, 0, stream>>>(
+        static_cast<const bf16*>(h), static_cast<bf16*>(out), rows, features);
+  });
   check_cuda(cudaGetLastError(), op);
 }
 

@@ -8,6 +8,14 @@
 
 namespace h3p::kernels::cuda {
 
+// Where results are rounded to bf16. `once`: one rounding per output (fp32 throughout, the
+// most accurate). The provider_* modes round after every step the provider's eager ops round
+// (x·gate, x + ·, 1 + scale, ·(1 + scale), + shift, cos/sin casts, silu, ...), so the candidate
+// lands on the provider's values up to accumulation order; they differ in the RMSNorm itself:
+// `provider_fused_norm` rounds x·rstd·weight once (a fused rms_norm kernel),
+// `provider_composite_norm` rounds x·rstd, then ·weight (the composite rms_norm).
+enum class Rounding { once, provider_fused_norm, provider_composite_norm };
+
 // The AdaLN modulation of one row: shift and scale (and the gate of a gated residual) are
 // rows `rows[r]` of a per-(timestep, modality) table, columns [offset, offset + C) of it.
 struct Modulation {
@@ -22,21 +30,22 @@ struct Modulation {
 // x (S, C) is updated in place when y is given; h (S, C) may not alias x.
 void residual_norm_modulate(void* x, const void* y, int64_t y_stride, const void* weight,
                             float eps, const Modulation& mod, void* h, int64_t rows,
-                            int64_t cols, cudaStream_t stream);
+                            int64_t cols, Rounding rounding, cudaStream_t stream);
 
 // x ← x + gate·y (gate from `mod`), in place, (S, C).
 void gated_residual(void* x, const void* y, int64_t y_stride, const Modulation& mod,
-                    int64_t rows, int64_t cols, cudaStream_t stream);
+                    int64_t rows, int64_t cols, Rounding rounding, cudaStream_t stream);
 
 // In place on the q and k heads of a fused QKV buffer (S, row_stride) holding q at column 0
 // and k at column heads·128: per-head RMSNorm with weights q_weight / k_weight (128), then
 // rotate-half RoPE over the first `rotary` channels with fp32 tables cos/sin (S, rotary).
 void qk_norm_rope(void* qkv, int64_t row_stride, int64_t rows, int heads, const void* q_weight,
                   const void* k_weight, float eps, const float* cos, const float* sin,
-                  int rotary, cudaStream_t stream);
+                  int rotary, Rounding rounding, cudaStream_t stream);
 
 // out (S, F) = value·silu(gate) for h (S, 2F) = [value | gate].
-void swiglu(const void* h, void* out, int64_t rows, int64_t features, cudaStream_t stream);
+void swiglu(const void* h, void* out, int64_t rows, int64_t features, Rounding rounding,
+            cudaStream_t stream);
 
 // out (bf16) = silu(x) for n fp32 elements, rounded once.
 void silu_to_bf16(const float* x, void* out, int64_t n, cudaStream_t stream);
