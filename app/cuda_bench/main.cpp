@@ -132,16 +132,14 @@ int main(int argc, char** argv) {
                                               f.config.qk_norm_eps};
     using kernels::cuda::AttentionSchedule;
     using kernels::cuda::Rounding;
-    const std::vector<std::tuple<AttentionSchedule, Rounding, const char*>> configs = {
-        {AttentionSchedule::serial, Rounding::provider_fused_norm, "serial, provider rounding"},
-        {AttentionSchedule::pingpong, Rounding::provider_fused_norm, "pingpong, provider rounding"},
-        {AttentionSchedule::overlapped, Rounding::provider_fused_norm,
-         "overlapped, provider rounding"},
-        {AttentionSchedule::serial, Rounding::provider_composite_norm,
-         "serial, provider rounding, composite norm"},
-        {AttentionSchedule::serial, Rounding::once, "serial, rounding once"}};
-    for (const auto& [schedule, rounding, name] : configs) {
-      kernels::cuda::CandidateBlock block({schedule, rounding, false});
+    const std::vector<std::tuple<AttentionSchedule, Rounding, int, const char*>> configs = {
+        {AttentionSchedule::serial, Rounding::provider_fused_norm, 176, "serial/176"},
+        {AttentionSchedule::serial, Rounding::provider_fused_norm, 128, "serial/128"},
+        {AttentionSchedule::pingpong, Rounding::provider_fused_norm, 176, "pingpong/176"},
+        {AttentionSchedule::overlapped, Rounding::provider_fused_norm, 176, "overlapped/176"},
+        {AttentionSchedule::serial, Rounding::once, 176, "serial/176, rounding once"}};
+    for (const auto& [schedule, rounding, key_tile, name] : configs) {
+      kernels::cuda::CandidateBlock block({schedule, rounding, false, key_tile});
       at::Tensor out;
       Row r;
       r.what = std::string("block candidate (") + name + ")";
@@ -155,10 +153,10 @@ int main(int argc, char** argv) {
     }
     // Where the candidate's time goes (first configuration).
     kernels::cuda::CandidateBlock profiled(
-        {std::get<0>(configs[0]), std::get<1>(configs[0]), true});
+        {std::get<0>(configs[0]), std::get<1>(configs[0]), true, std::get<2>(configs[0])});
     profiled.forward(cw, f.x, cctx);
     profiled.forward(cw, f.x, cctx);
-    std::printf("candidate stages (%s):\n", std::get<2>(configs[0]));
+    std::printf("candidate stages (%s):\n", std::get<3>(configs[0]));
     for (const auto& [stage, ms] : profiled.last_profile()) {
       std::printf("  %-40s %8.3f ms\n", stage.c_str(), ms);
     }
@@ -208,10 +206,13 @@ int main(int argc, char** argv) {
     sdpa.rel_l2 = 0.0;
     rows.push_back(sdpa);
     const at::Tensor ref_rows = ref.squeeze(0).permute({1, 0, 2}).reshape({s, inner});
-    for (auto [schedule, name] :
-         {std::pair{kernels::cuda::AttentionSchedule::serial, "serial"},
-          std::pair{kernels::cuda::AttentionSchedule::pingpong, "pingpong"},
-          std::pair{kernels::cuda::AttentionSchedule::overlapped, "overlapped"}}) {
+    using kernels::cuda::AttentionSchedule;
+    for (auto [schedule, key_tile, name] :
+         {std::tuple{AttentionSchedule::serial, 176, "serial/176"},
+          std::tuple{AttentionSchedule::serial, 128, "serial/128"},
+          std::tuple{AttentionSchedule::pingpong, 176, "pingpong/176"},
+          std::tuple{AttentionSchedule::pingpong, 128, "pingpong/128"},
+          std::tuple{AttentionSchedule::overlapped, 176, "overlapped/176"}}) {
       at::Tensor out = at::empty({s, inner}, f.x.options());
       kernels::cuda::AttentionArgs a;
       auto* base = static_cast<at::BFloat16*>(qkv.data_ptr());
@@ -227,9 +228,10 @@ int main(int argc, char** argv) {
       cudaStream_t stream = at::cuda::getCurrentCUDAStream();
       Row r;
       r.what = std::string("attention candidate (") + name + ")";
-      r.ms = median_ms([&] { kernels::cuda::attention_bf16(a, schedule, stream); }, repeats);
+      r.ms = median_ms([&] { kernels::cuda::attention_bf16(a, schedule, stream, key_tile); },
+                       repeats);
       const at::Tensor first = out.clone();
-      kernels::cuda::attention_bf16(a, schedule, stream);
+      kernels::cuda::attention_bf16(a, schedule, stream, key_tile);
       r.repeatable = at::equal(first, out);
       r.tflops = f.attention_flops() / (r.ms * 1e9);
       r.ratio = r.ms / sdpa.ms;

@@ -28,8 +28,10 @@ enum class AttentionSchedule {
                // one's softmax runs under the other's GEMMs
 };
 
-// Runs on `stream`; throws std::invalid_argument for unsupported shapes or alignments and
-// std::runtime_error for CUDA failures. Deterministic: fixed key order, no atomics.
-void attention_bf16(const AttentionArgs& args, AttentionSchedule schedule, cudaStream_t stream);
+// Runs on `stream` with key tiles of `key_tile` rows (128 or 176); throws
+// std::invalid_argument for unsupported shapes or alignments and std::runtime_error for CUDA
+// failures. Deterministic: fixed key order, no atomics.
+void attention_bf16(const AttentionArgs& args, AttentionSchedule schedule, cudaStream_t stream,
+                    int key_tile = 128);
 
 }  // namespace h3p::kernels::cuda

@@ -21,30 +21,32 @@ namespace {
 using namespace sm90;
 
 constexpr int kBlockM = 128;   // query rows per CTA
-constexpr int kBlockN = 128;   // keys per pipeline stage
 constexpr int kHeadDim = 128;
 constexpr int kHalf = 64;      // channels per 128-byte swizzled box
 constexpr int kStages = 2;
 constexpr int kThreads = 384;  // producer warpgroup + two consumer warpgroups
-constexpr uint32_t kTileBytes = kBlockN * kHeadDim * 2;
-constexpr uint32_t kHalfTileBytes = kTileBytes / 2;
 
-// A 128-row tile of one head as two 128-byte-swizzled halves of 64 channels.
+// A tile of kRows rows of one head as two 128-byte-swizzled halves of 64 channels.
+template <int kRows>
 struct alignas(1024) Tile {
-  __nv_bfloat16 half[2][kBlockN][kHalf];
+  static constexpr uint32_t kBytes = kRows * kHeadDim * 2;
+  __nv_bfloat16 half[2][kRows][kHalf];
 };
 
+// Shared memory of one CTA for key tiles of kN rows.
+template <int kN>
 struct Shared {
-  Tile q;
-  Tile k[kStages];
-  Tile v[kStages];
+  Tile<kBlockM> q;
+  Tile<kN> k[kStages];
+  Tile<kN> v[kStages];
   uint64_t q_full;
   uint64_t k_full[kStages];
   uint64_t v_full[kStages];
   uint64_t empty[kStages];
 };
 
-constexpr size_t kSharedBytes = sizeof(Shared) + 1024;  // + alignment slack
+template <int kN>
+constexpr size_t kSharedBytes = sizeof(Shared<kN>) + 1024;  // + alignment slack
 
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
@@ -59,13 +61,15 @@ struct RowState {
 
 // Turns the scores of key tile `tile` into probabilities in place, updates the running
 // maximum and sums, and returns the factors that rescale the previous output.
-__device__ __forceinline__ void online_softmax(float (&s)[64], RowState& st, float (&alpha)[2],
-                                               int tile, int seq_kv, float scale_log2) {
+template <int kN>
+__device__ __forceinline__ void online_softmax(float (&s)[kN / 2], RowState& st,
+                                               float (&alpha)[2], int tile, int seq_kv,
+                                               float scale_log2) {
   const int lane = threadIdx.x % 32;
-  const int first_key = tile * kBlockN;
-  if (first_key + kBlockN > seq_kv) {  // the ragged last tile: keys past the end get -inf
+  const int first_key = tile * kN;
+  if (first_key + kN > seq_kv) {  // the ragged last tile: keys past the end get -inf
 #pragma unroll
-    for (int j = 0; j < 16; ++j) {
+    for (int j = 0; j < kN / 8; ++j) {
       const int key = first_key + 8 * j + 2 * (lane % 4);
       if (key >= seq_kv) s[4 * j] = s[4 * j + 2] = -INFINITY;
       if (key + 1 >= seq_kv) s[4 * j + 1] = s[4 * j + 3] = -INFINITY;
@@ -73,7 +77,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[64], RowState& st, flo
   }
   float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-  for (int j = 0; j < 16; ++j) {
+  for (int j = 0; j < kN / 8; ++j) {
     mx[0] = fmaxf(mx[0], fmaxf(s[4 * j], s[4 * j + 1]));
     mx[1] = fmaxf(mx[1], fmaxf(s[4 * j + 2], s[4 * j + 3]));
   }
@@ -89,7 +93,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[64], RowState& st, flo
   }
   float sum[2] = {0.0f, 0.0f};
 #pragma unroll
-  for (int i = 0; i < 64; ++i) {
+  for (int i = 0; i < kN / 2; ++i) {
     const int r = (i / 2) % 2;
     s[i] = fast_exp2(fmaf(s[i], scale_log2, neg[r]));
     sum[r] += s[i];
@@ -100,9 +104,11 @@ __device__ __forceinline__ void online_softmax(float (&s)[64], RowState& st, flo
 
 // Packs probabilities into the bf16 A fragments of PV: the accumulator layout of two adjacent
 // 8-key blocks is the register layout of one 16-key A operand.
-__device__ __forceinline__ void pack_probabilities(const float (&s)[64], uint32_t (&p)[32]) {
+template <int kN>
+__device__ __forceinline__ void pack_probabilities(const float (&s)[kN / 2],
+                                                   uint32_t (&p)[kN / 4]) {
 #pragma unroll
-  for (int t = 0; t < 8; ++t) {
+  for (int t = 0; t < kN / 16; ++t) {
     p[4 * t + 0] = pack_bf16(s[8 * t + 0], s[8 * t + 1]);
     p[4 * t + 1] = pack_bf16(s[8 * t + 2], s[8 * t + 3]);
     p[4 * t + 2] = pack_bf16(s[8 * t + 4], s[8 * t + 5]);
@@ -116,33 +122,36 @@ __device__ __forceinline__ void rescale(float (&o)[64], const float (&alpha)[2])
 }
 
 // S = Q·Kᵀ for this warpgroup's 64 query rows against one key tile (issued, committed).
-__device__ __forceinline__ void issue_qk(float (&s)[64], const Tile& q, const Tile& k,
-                                         int row0) {
+template <int kN>
+__device__ __forceinline__ void issue_qk(float (&s)[kN / 2], const Tile<kBlockM>& q,
+                                         const Tile<kN>& k, int row0) {
 #pragma unroll
-  for (int i = 0; i < 64; ++i) fence_register(s[i]);
+  for (int i = 0; i < kN / 2; ++i) fence_register(s[i]);
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < kHeadDim / 16; ++kk) {
     const int h = kk / 4, c = (kk % 4) * 16;
     const uint64_t da = smem_desc_sw128(&q.half[h][row0][c], 16, 1024);
     const uint64_t db = smem_desc_sw128(&k.half[h][0][c], 16, 1024);
-    wgmma_m64n128k16_ss<0>(s, da, db, kk > 0 ? 1u : 0u);
+    wgmma_qk<kN>(s, da, db, kk > 0 ? 1u : 0u);
   }
   wgmma_commit();
 #pragma unroll
-  for (int i = 0; i < 64; ++i) fence_register(s[i]);
+  for (int i = 0; i < kN / 2; ++i) fence_register(s[i]);
 }
 
 // O += P·V for one key tile (issued, committed); V is read MN-major (channels contiguous).
-__device__ __forceinline__ void issue_pv(float (&o)[64], uint32_t (&p)[32], const Tile& v) {
+template <int kN>
+__device__ __forceinline__ void issue_pv(float (&o)[64], uint32_t (&p)[kN / 4],
+                                         const Tile<kN>& v) {
 #pragma unroll
   for (int i = 0; i < 64; ++i) fence_register(o[i]);
 #pragma unroll
-  for (int i = 0; i < 32; ++i) fence_register(p[i]);
+  for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
   wgmma_fence();
 #pragma unroll
-  for (int t = 0; t < kBlockN / 16; ++t) {
-    const uint64_t db = smem_desc_sw128(&v.half[0][16 * t][0], kHalfTileBytes, 1024);
+  for (int t = 0; t < kN / 16; ++t) {
+    const uint64_t db = smem_desc_sw128(&v.half[0][16 * t][0], Tile<kN>::kBytes / 2, 1024);
     const uint32_t a[4] = {p[4 * t], p[4 * t + 1], p[4 * t + 2], p[4 * t + 3]};
     wgmma_m64n128k16_rs<1>(o, a, db, 1u);
   }
@@ -151,18 +160,18 @@ __device__ __forceinline__ void issue_pv(float (&o)[64], uint32_t (&p)[32], cons
   for (int i = 0; i < 64; ++i) fence_register(o[i]);
 }
 
-template <AttentionSchedule kSchedule>
+template <AttentionSchedule kSchedule, int kN>
 __global__ void __launch_bounds__(kThreads, 1)
     attention_kernel(const __grid_constant__ CUtensorMap q_map,
                      const __grid_constant__ CUtensorMap k_map,
                      const __grid_constant__ CUtensorMap v_map, __nv_bfloat16* out,
                      int64_t out_row_stride, int seq_q, int seq_kv, float scale_log2) {
   extern __shared__ uint8_t raw_shared[];
-  Shared& sh = *reinterpret_cast<Shared*>(
+  Shared<kN>& sh = *reinterpret_cast<Shared<kN>*>(
       (reinterpret_cast<uintptr_t>(raw_shared) + 1023) & ~static_cast<uintptr_t>(1023));
   const int warpgroup = threadIdx.x / 128;
   const int m_tile = blockIdx.x, head = blockIdx.y;
-  const int tiles = (seq_kv + kBlockN - 1) / kBlockN;
+  const int tiles = (seq_kv + kN - 1) / kN;
 
   if (threadIdx.x == 0) {
     mbar_init(&sh.q_full, 1);
@@ -181,18 +190,18 @@ __global__ void __launch_bounds__(kThreads, 1)
       tma_prefetch_descriptor(&q_map);
       tma_prefetch_descriptor(&k_map);
       tma_prefetch_descriptor(&v_map);
-      mbar_arrive_expect_tx(&sh.q_full, kTileBytes);
+      mbar_arrive_expect_tx(&sh.q_full, Tile<kBlockM>::kBytes);
       tma_load_3d(sh.q.half[0], &q_map, &sh.q_full, 0, head, m_tile * kBlockM);
       tma_load_3d(sh.q.half[1], &q_map, &sh.q_full, kHalf, head, m_tile * kBlockM);
       for (int n = 0; n < tiles; ++n) {
         const int stage = n % kStages;
         if (n >= kStages) mbar_wait(&sh.empty[stage], ((n / kStages) & 1) ^ 1);
-        mbar_arrive_expect_tx(&sh.k_full[stage], kTileBytes);
-        tma_load_3d(sh.k[stage].half[0], &k_map, &sh.k_full[stage], 0, head, n * kBlockN);
-        tma_load_3d(sh.k[stage].half[1], &k_map, &sh.k_full[stage], kHalf, head, n * kBlockN);
-        mbar_arrive_expect_tx(&sh.v_full[stage], kTileBytes);
-        tma_load_3d(sh.v[stage].half[0], &v_map, &sh.v_full[stage], 0, head, n * kBlockN);
-        tma_load_3d(sh.v[stage].half[1], &v_map, &sh.v_full[stage], kHalf, head, n * kBlockN);
+        mbar_arrive_expect_tx(&sh.k_full[stage], Tile<kN>::kBytes);
+        tma_load_3d(sh.k[stage].half[0], &k_map, &sh.k_full[stage], 0, head, n * kN);
+        tma_load_3d(sh.k[stage].half[1], &k_map, &sh.k_full[stage], kHalf, head, n * kN);
+        mbar_arrive_expect_tx(&sh.v_full[stage], Tile<kN>::kBytes);
+        tma_load_3d(sh.v[stage].half[0], &v_map, &sh.v_full[stage], 0, head, n * kN);
+        tma_load_3d(sh.v[stage].half[1], &v_map, &sh.v_full[stage], kHalf, head, n * kN);
       }
     }
     return;
@@ -203,8 +212,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   float o[64];
 #pragma unroll
   for (int i = 0; i < 64; ++i) o[i] = 0.0f;
-  float s[64];
-  uint32_t p[32];
+  float s[kN / 2];
+  uint32_t p[kN / 4];
   RowState state;
   float alpha[2];
   mbar_wait(&sh.q_full, 0);
@@ -216,14 +225,14 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_wait(&sh.k_full[stage], phase);
       issue_qk(s, sh.q, sh.k[stage], row0);
       wgmma_wait<0>();
-      online_softmax(s, state, alpha, n, seq_kv, scale_log2);
-      pack_probabilities(s, p);
+      online_softmax<kN>(s, state, alpha, n, seq_kv, scale_log2);
+      pack_probabilities<kN>(s, p);
       rescale(o, alpha);
       mbar_wait(&sh.v_full[stage], phase);
       issue_pv(o, p, sh.v[stage]);
       wgmma_wait<0>();
 #pragma unroll
-      for (int i = 0; i < 32; ++i) fence_register(p[i]);
+      for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
       mbar_arrive(&sh.empty[stage]);
     }
   } else {
@@ -248,8 +257,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     issue_qk(s, sh.q, sh.k[0], row0);
     pass_turn(tiles == 0);
     wgmma_wait<0>();
-    online_softmax(s, state, alpha, 0, seq_kv, scale_log2);
-    pack_probabilities(s, p);
+    online_softmax<kN>(s, state, alpha, 0, seq_kv, scale_log2);
+    pack_probabilities<kN>(s, p);
     for (int n = 1; n < tiles; ++n) {
       const int stage = n % kStages, prev = (n - 1) % kStages;
       mbar_wait(&sh.k_full[stage], (n / kStages) & 1);
@@ -259,13 +268,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       issue_pv(o, p, sh.v[prev]);
       pass_turn(false);
       wgmma_wait<1>();  // QKᵀ(n) done, PV(n−1) may still run
-      online_softmax(s, state, alpha, n, seq_kv, scale_log2);
+      online_softmax<kN>(s, state, alpha, n, seq_kv, scale_log2);
       wgmma_wait<0>();
 #pragma unroll
-      for (int i = 0; i < 32; ++i) fence_register(p[i]);
+      for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
       mbar_arrive(&sh.empty[prev]);
       rescale(o, alpha);
-      pack_probabilities(s, p);
+      pack_probabilities<kN>(s, p);
     }
     const int last = (tiles - 1) % kStages;
     mbar_wait(&sh.v_full[last], ((tiles - 1) / kStages) & 1);
@@ -274,7 +283,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     pass_turn(true);
     wgmma_wait<0>();
 #pragma unroll
-    for (int i = 0; i < 32; ++i) fence_register(p[i]);
+    for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
     mbar_arrive(&sh.empty[last]);
   }
 
@@ -306,26 +315,38 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("attention_bf16: " + what);
 }
 
-template <AttentionSchedule kSchedule>
+template <AttentionSchedule kSchedule, int kN>
 void launch(const AttentionArgs& a, cudaStream_t stream) {
   const CUtensorMap q_map = sm90::head_tile_map(a.q, a.seq_q, a.heads, a.q_row_stride, kBlockM);
-  const CUtensorMap k_map = sm90::head_tile_map(a.k, a.seq_kv, a.heads, a.k_row_stride, kBlockN);
-  const CUtensorMap v_map = sm90::head_tile_map(a.v, a.seq_kv, a.heads, a.v_row_stride, kBlockN);
-  auto kernel = attention_kernel<kSchedule>;
+  const CUtensorMap k_map = sm90::head_tile_map(a.k, a.seq_kv, a.heads, a.k_row_stride, kN);
+  const CUtensorMap v_map = sm90::head_tile_map(a.v, a.seq_kv, a.heads, a.v_row_stride, kN);
+  auto kernel = attention_kernel<kSchedule, kN>;
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(kSharedBytes)),
+                                  static_cast<int>(kSharedBytes<kN>)),
              "attention_bf16: shared memory attribute");
   const dim3 grid((a.seq_q + kBlockM - 1) / kBlockM, a.heads);
   const float scale_log2 = a.scale * static_cast<float>(M_LOG2E);
-  kernel<<<grid, kThreads, kSharedBytes, stream>>>(
+  kernel<<<grid, kThreads, kSharedBytes<kN>, stream>>>(
       q_map, k_map, v_map, static_cast<__nv_bfloat16*>(a.out), a.out_row_stride, a.seq_q,
       a.seq_kv, scale_log2);
   check_cuda(cudaGetLastError(), "attention_bf16: launch");
 }
 
+template <int kN>
+void launch_schedule(const AttentionArgs& a, AttentionSchedule schedule, cudaStream_t stream) {
+  switch (schedule) {
+    case AttentionSchedule::serial: launch<AttentionSchedule::serial, kN>(a, stream); break;
+    case AttentionSchedule::overlapped:
+      launch<AttentionSchedule::overlapped, kN>(a, stream);
+      break;
+    case AttentionSchedule::pingpong: launch<AttentionSchedule::pingpong, kN>(a, stream); break;
+  }
+}
+
 }  // namespace
 
-void attention_bf16(const AttentionArgs& a, AttentionSchedule schedule, cudaStream_t stream) {
+void attention_bf16(const AttentionArgs& a, AttentionSchedule schedule, cudaStream_t stream,
+                    int key_tile) {
   require(a.head_dim == kHeadDim, "head_dim must be 128, got " + std::to_string(a.head_dim));
   require(a.seq_q > 0 && a.seq_kv > 0 && a.heads > 0, "empty shape");
   require(a.heads <= 65535, "too many heads");
@@ -337,10 +358,12 @@ void attention_bf16(const AttentionArgs& a, AttentionSchedule schedule, cudaStre
     require(ptr != nullptr && reinterpret_cast<uintptr_t>(ptr) % 16 == 0,
             "operands must be 16-byte aligned device pointers");
   }
-  switch (schedule) {
-    case AttentionSchedule::serial: launch<AttentionSchedule::serial>(a, stream); break;
-    case AttentionSchedule::overlapped: launch<AttentionSchedule::overlapped>(a, stream); break;
-    case AttentionSchedule::pingpong: launch<AttentionSchedule::pingpong>(a, stream); break;
+  require(key_tile == 128 || key_tile == 176,
+          "key tiles of 128 or 176 rows, got " + std::to_string(key_tile));
+  if (key_tile == 128) {
+    launch_schedule<128>(a, schedule, stream);
+  } else {
+    launch_schedule<176>(a, schedule, stream);
   }
 }
 

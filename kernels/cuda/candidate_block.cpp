@@ -140,7 +140,7 @@ at::Tensor CandidateBlock::forward(const CandidateBlockWeights& w, const at::Ten
   a.seq_q = a.seq_kv = static_cast<int>(rows);
   a.heads = static_cast<int>(heads);
   a.scale = 1.0f / std::sqrt(128.0f);
-  attention_bf16(a, options_.schedule, stream);
+  attention_bf16(a, options_.schedule, stream, options_.key_tile);
   mark("attention", stream);
   at::Tensor y = at::empty({rows, hidden}, bf16);
   gemm_.run({rows, hidden, inner}, o.data_ptr(), w.out.data_ptr(), nullptr, y.data_ptr(), stream);

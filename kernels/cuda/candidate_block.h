@@ -43,6 +43,7 @@ struct CandidateBlockOptions {
   AttentionSchedule schedule = AttentionSchedule::serial;
   Rounding rounding = Rounding::provider_fused_norm;
   bool profile = false;  // record the time of every stage (adds events, no synchronisation)
+  int key_tile = 176;    // attention key rows per pipeline stage (128 or 176)
 };
 
 class CandidateBlock {

@@ -210,6 +210,65 @@ __global__ void __launch_bounds__(256)
   *reinterpret_cast<uint2*>(p) = raw;
 }
 
+// The same per row: one block per row, 16 threads per head holding 8 channels each; RoPE
+// partners (c ± rotary/2) are fetched by shuffles, so rotary/2 must be a multiple of 8.
+template <Rounding kMode>
+__global__ void __launch_bounds__(256)
+    qk_norm_rope_rows_kernel(bf16* qkv, int64_t row_stride, int heads, const bf16* q_weight,
+                             const bf16* k_weight, float eps, const float* cos,
+                             const float* sin, int rotary) {
+  const int64_t r = blockIdx.x;
+  const int lane16 = threadIdx.x % 16;
+  const int group_base = (threadIdx.x % 32) - lane16;  // first lane of this head in the warp
+  const int shift = rotary / 16;                        // partner distance in vectors
+  const int c0 = 8 * lane16;                            // first channel this thread holds
+  const int vectors = 2 * heads * 16;
+  Vec8 w_q, w_k, c8, s8;
+  w_q.load(q_weight + c0);
+  w_k.load(k_weight + c0);
+  const bool rotated = c0 < rotary;
+  if (rotated) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      c8.f[e] = cos[r * rotary + c0 + e];
+      s8.f[e] = sin[r * rotary + c0 + e];
+      if constexpr (kMode != Rounding::once) c8.f[e] = r16(c8.f[e]), s8.f[e] = r16(s8.f[e]);
+    }
+  }
+  for (int v = threadIdx.x; v < vectors; v += blockDim.x) {  // uniform trip count per warp
+    bf16* p = qkv + r * row_stride + int64_t{v} * 8;
+    const bool is_q = v < heads * 16;
+    Vec8 x;
+    x.load(p);
+    float squares = 0.0f;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) squares = fmaf(x.f[e], x.f[e], squares);
+#pragma unroll
+    for (int o = 8; o > 0; o /= 2) squares += __shfl_xor_sync(0xffffffffu, squares, o);
+    const float inv = rsqrtf(squares / 128.0f + eps);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      x.f[e] = normalise<kMode>(x.f[e], inv, is_q ? w_q.f[e] : w_k.f[e]);
+    }
+    const int up = group_base + (lane16 + shift < 16 ? lane16 + shift : lane16);
+    const int down = group_base + (lane16 >= shift ? lane16 - shift : lane16);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const float above = __shfl_sync(0xffffffffu, x.f[e], up);
+      const float below = __shfl_sync(0xffffffffu, x.f[e], down);
+      if (rotated) {
+        const float partner = c0 < rotary / 2 ? -above : below;
+        if constexpr (kMode == Rounding::once) {
+          x.f[e] = fmaf(x.f[e], c8.f[e], partner * s8.f[e]);
+        } else {
+          x.f[e] = r16(x.f[e] * c8.f[e]) + r16(partner * s8.f[e]);
+        }
+      }
+    }
+    x.store(p);
+  }
+}
+
 __device__ __forceinline__ float silu_f(float g) { return g / (1.0f + expf(-g)); }
 
 template <Rounding kMode>
@@ -320,10 +379,18 @@ void qk_norm_rope(void* qkv, int64_t row_stride, int64_t rows, int heads, const 
   require(rotary == 0 || (cos && sin), op, "missing RoPE tables");
   const int64_t items = rows * 2 * heads;
   with_rounding(rounding, [&](auto mode) {
-    qk_norm_rope_kernel<decltype(mode)::value><<<static_cast<unsigned>((items + 7) / 8), 256, 0,
-                                                 stream>>>(
-        static_cast<bf16*>(qkv), row_stride, rows, heads, static_cast<const bf16*>(q_weight),
-        static_cast<const bf16*>(k_weight), eps, cos, sin, rotary);
+    constexpr Rounding kMode = decltype(mode)::value;
+    if (rotary % 16 == 0 && reinterpret_cast<uintptr_t>(qkv) % 16 == 0 && row_stride % 8 == 0 &&
+        reinterpret_cast<uintptr_t>(q_weight) % 16 == 0 &&
+        reinterpret_cast<uintptr_t>(k_weight) % 16 == 0) {
+      qk_norm_rope_rows_kernel<kMode><<<static_cast<unsigned>(rows), 256, 0, stream>>>(
+          static_cast<bf16*>(qkv), row_stride, heads, static_cast<const bf16*>(q_weight),
+          static_cast<const bf16*>(k_weight), eps, cos, sin, rotary);
+    } else {
+      qk_norm_rope_kernel<kMode><<<static_cast<unsigned>((items + 7) / 8), 256, 0, stream>>>(
+          static_cast<bf16*>(qkv), row_stride, rows, heads, static_cast<const bf16*>(q_weight),
+          static_cast<const bf16*>(k_weight), eps, cos, sin, rotary);
+    }
   });
   check_cuda(cudaGetLastError(), op);
 }

@@ -57,9 +57,12 @@ at::Tensor reference_attention(const at::Tensor& q, const at::Tensor& k, const a
 void test_attention() {
   for (auto [rows, heads] : {std::pair{1, 1}, {77, 2}, {128, 3}, {300, 2}, {1000, 4},
                              {2049, 2}}) {
-    for (auto schedule : {kernels::cuda::AttentionSchedule::serial,
-                          kernels::cuda::AttentionSchedule::overlapped,
-                          kernels::cuda::AttentionSchedule::pingpong}) {
+    for (auto [schedule, key_tile] :
+         {std::pair{kernels::cuda::AttentionSchedule::serial, 128},
+          std::pair{kernels::cuda::AttentionSchedule::serial, 176},
+          std::pair{kernels::cuda::AttentionSchedule::overlapped, 176},
+          std::pair{kernels::cuda::AttentionSchedule::pingpong, 128},
+          std::pair{kernels::cuda::AttentionSchedule::pingpong, 176}}) {
       const int64_t inner = int64_t{heads} * 128;
       // q, k, v interleaved in one (S, 3·inner) buffer, as the fused QKV GEMM writes them.
       at::Tensor qkv = at::randn({rows, 3 * inner}, kBf16).mul_(2.0);
@@ -75,9 +78,9 @@ void test_attention() {
       a.seq_q = a.seq_kv = rows;
       a.heads = heads;
       a.scale = 1.0f / std::sqrt(128.0f);
-      kernels::cuda::attention_bf16(a, schedule, stream());
+      kernels::cuda::attention_bf16(a, schedule, stream(), key_tile);
       const std::string name = "attention S=" + std::to_string(rows) + " H=" +
-                               std::to_string(heads) +
+                               std::to_string(heads) + " tile " + std::to_string(key_tile) +
                                (schedule == kernels::cuda::AttentionSchedule::serial ? " serial"
                                 : schedule == kernels::cuda::AttentionSchedule::overlapped
                                     ? " overlapped"
@@ -95,7 +98,7 @@ void test_attention() {
                     provider_err);
       expect(ours <= 2.0 * provider_err + 1e-4, name + text);
       const at::Tensor first = out.clone();
-      kernels::cuda::attention_bf16(a, schedule, stream());
+      kernels::cuda::attention_bf16(a, schedule, stream(), key_tile);
       expect(at::equal(first, out), name + " bitwise repeatable");
     }
   }
@@ -209,7 +212,7 @@ void test_memory_bound(Rounding rounding) {
 void test_qk_norm_rope(Rounding rounding) {
   const auto provider = ops::resolve_group_ops(ops::ImplSpec::parse("provider"), nullptr);
   const ops::OpSet& p = provider(ops::Group::rope);
-  for (auto [s, heads, rotary] : {std::tuple{1, 1, 96}, {77, 3, 96}, {500, 2, 128}, {64, 2, 0}}) {
+  for (auto [s, heads, rotary] : {std::tuple{1, 1, 96}, {77, 3, 96}, {500, 2, 128}, {64, 2, 0}, {50, 2, 20}}) {
     const int64_t inner = int64_t{heads} * 128;
     at::Tensor qkv = at::randn({s, 3 * inner}, kBf16).mul_(3.0);
     at::Tensor wq = at::add(at::randn({128}, kF32).mul(0.1), 1.0).to(at::kBFloat16);
@@ -263,7 +266,7 @@ void test_block(Rounding rounding) {
   for (auto schedule : {kernels::cuda::AttentionSchedule::serial,
                         kernels::cuda::AttentionSchedule::overlapped,
                         kernels::cuda::AttentionSchedule::pingpong}) {
-    kernels::cuda::CandidateBlock block({schedule, rounding, false});
+    kernels::cuda::CandidateBlock block({schedule, rounding, false, 176});
     const at::Tensor got = block.forward(cw, f.x, ctx);
     const at::Tensor x = f.x.to(at::kFloat);
     const double err = rel_l2(got.to(at::kFloat) - x, want.to(at::kFloat) - x);
