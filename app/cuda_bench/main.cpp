@@ -190,15 +190,16 @@ int main(int argc, char** argv) {
     }
   }
 
-  // Attention alone on the same q, k, v (S, H, 128): PyTorch's SDPA vs the candidate kernel.
-  {
-    const int64_t s = shape.rows, h = shape.heads, inner = h * 128;
-    at::Tensor qkv = at::randn({s, 3 * inner}, f.x.options()).contiguous();
+  // Attention alone on the same q, k, v (S, H, 128): PyTorch's SDPA vs the candidate kernel,
+  // on unit-normal q, k, v, then on q and k RMS-normalised and rotated as the block feeds them.
+  const int64_t s = shape.rows, h = shape.heads, inner = h * 128;
+  at::Tensor qkv = at::randn({s, 3 * inner}, f.x.options()).contiguous();
+  auto attention_rows = [&](const std::string& data) {
     auto head_view = [&](int i) { return qkv.narrow(1, i * inner, inner).view({s, h, 128}); };
     auto bhsd = [&](int i) { return head_view(i).permute({1, 0, 2}).unsqueeze(0); };
     at::Tensor ref;
     Row sdpa;
-    sdpa.what = "attention provider (SDPA default)";
+    sdpa.what = "attention provider (SDPA default" + data + ")";
     sdpa.ms = median_ms([&] { ref = at::scaled_dot_product_attention(bhsd(0), bhsd(1), bhsd(2)); },
                         repeats);
     sdpa.tflops = f.attention_flops() / (sdpa.ms * 1e9);
@@ -227,7 +228,7 @@ int main(int argc, char** argv) {
       a.scale = 1.0f / std::sqrt(128.0f);
       cudaStream_t stream = at::cuda::getCurrentCUDAStream();
       Row r;
-      r.what = std::string("attention candidate (") + name + ")";
+      r.what = std::string("attention candidate (") + name + data + ")";
       r.ms = median_ms([&] { kernels::cuda::attention_bf16(a, schedule, stream, key_tile); },
                        repeats);
       const at::Tensor first = out.clone();
@@ -238,7 +239,18 @@ int main(int argc, char** argv) {
       r.rel_l2 = rel_l2(out, ref_rows);
       rows.push_back(r);
     }
+  };
+  attention_rows("");
+  {
+    const at::Tensor unit = at::ones({128}, f.x.options());
+    kernels::cuda::qk_norm_rope(qkv.data_ptr(), 3 * inner, s, static_cast<int>(h), unit.data_ptr(),
+                                unit.data_ptr(), 1e-5f, f.context.cos.data_ptr<float>(),
+                                f.context.sin.data_ptr<float>(),
+                                static_cast<int>(f.context.cos.size(1)),
+                                kernels::cuda::Rounding::provider_fused_norm,
+                                at::cuda::getCurrentCUDAStream());
   }
+  attention_rows(", normalised q/k");
 
   std::printf("%-44s %10s %9s %8s %12s %12s %5s\n", "what", "ms", "TFLOP/s", "ratio",
               "relL2 update", "relL2 out", "rep");

@@ -116,6 +116,12 @@ __device__ __forceinline__ void pack_probabilities(const float (&s)[kN / 2],
   }
 }
 
+// A consumer warp is done with a K/V stage: one arrival per warp.
+__device__ __forceinline__ void release_stage(uint64_t* empty) {
+  __syncwarp();
+  if (threadIdx.x % 32 == 0) mbar_arrive(empty);
+}
+
 __device__ __forceinline__ void rescale(float (&o)[64], const float (&alpha)[2]) {
 #pragma unroll
   for (int i = 0; i < 64; ++i) o[i] *= alpha[(i / 2) % 2];
@@ -178,7 +184,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int i = 0; i < kStages; ++i) {
       mbar_init(&sh.k_full[i], 1);
       mbar_init(&sh.v_full[i], 1);
-      mbar_init(&sh.empty[i], 256);
+      mbar_init(&sh.empty[i], 8);  // one arrival per consumer warp
     }
     mbar_fence_init();
   }
@@ -233,7 +239,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma_wait<0>();
 #pragma unroll
       for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
-      mbar_arrive(&sh.empty[stage]);
+      release_stage(&sh.empty[stage]);
     }
   } else {
     // Steps 0..tiles: step n issues QKᵀ(n) (n < tiles) and PV(n−1) (n > 0). With pingpong the
@@ -272,7 +278,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma_wait<0>();
 #pragma unroll
       for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
-      mbar_arrive(&sh.empty[prev]);
+      release_stage(&sh.empty[prev]);
       rescale(o, alpha);
       pack_probabilities<kN>(s, p);
     }
@@ -284,7 +290,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
-    mbar_arrive(&sh.empty[last]);
+    release_stage(&sh.empty[last]);
   }
 
   // Epilogue: finish the row sums across the four lanes of a row, normalise, store bf16.

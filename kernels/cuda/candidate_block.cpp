@@ -112,13 +112,13 @@ at::Tensor CandidateBlock::forward(const CandidateBlockWeights& w, const at::Ten
     return m;
   };
 
-  at::Tensor x = x_in.clone();
-  mark("copy x", stream);
+  // The stream is updated out of place: the first pass copies x while it normalises it.
+  at::Tensor x = at::empty_like(x_in);
   at::Tensor h = at::empty({rows, hidden}, bf16);
-  residual_norm_modulate(x.data_ptr(), nullptr, 0, w.norm1.data_ptr(),
+  residual_norm_modulate(x_in.data_ptr(), nullptr, 0, w.norm1.data_ptr(),
                          static_cast<float>(ctx.norm_eps), modulation(0, 1, 2), h.data_ptr(),
-                         rows, hidden, rounding, stream);
-  mark("norm1 + modulation", stream);
+                         rows, hidden, rounding, stream, x.data_ptr());
+  mark("copy x + norm1 + modulation", stream);
   at::Tensor qkv = at::empty({rows, 3 * inner}, bf16);
   gemm_.run({rows, 3 * inner, hidden}, h.data_ptr(), w.qkv.data_ptr(), nullptr, qkv.data_ptr(),
             stream);

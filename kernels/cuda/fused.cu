@@ -91,7 +91,8 @@ __device__ float block_sum(float v) {
 template <bool kResidual, Rounding kMode>
 __global__ void __launch_bounds__(kRowThreads)
     residual_norm_modulate_kernel(bf16* x, const bf16* y, int64_t y_stride, const bf16* weight,
-                                  float eps, Modulation mod, bf16* h, int64_t cols) {
+                                  float eps, Modulation mod, bf16* h, int64_t cols,
+                                  bf16* x_copy) {
   const int64_t r = blockIdx.x;
   const int vectors = static_cast<int>(cols / 8);
   const bf16* table = static_cast<const bf16*>(mod.table) + mod.rows[r] * mod.table_stride;
@@ -111,6 +112,8 @@ __global__ void __launch_bounds__(kRowThreads)
       for (int e = 0; e < 8; ++e) v[i].f[e] = gated_add<kMode>(v[i].f[e], gate.f[e], yv.f[e]);
       v[i].round_to_bf16();
       v[i].store(xr + c);
+    } else {
+      if (x_copy != nullptr) v[i].store(x_copy + r * cols + c);
     }
 #pragma unroll
     for (int e = 0; e < 8; ++e) squares = fmaf(v[i].f[e], v[i].f[e], squares);
@@ -330,8 +333,11 @@ void check_modulation(const Modulation& m, const char* op, bool gate) {
 
 void residual_norm_modulate(void* x, const void* y, int64_t y_stride, const void* weight,
                             float eps, const Modulation& mod, void* h, int64_t rows,
-                            int64_t cols, Rounding rounding, cudaStream_t stream) {
+                            int64_t cols, Rounding rounding, cudaStream_t stream,
+                            void* x_copy) {
   const char* op = "residual_norm_modulate";
+  require(!x_copy || (!y && aligned16(x_copy)), op,
+          "x_copy needs no residual and 16-byte alignment");
   require(rows > 0 && cols > 0 && cols % 8 == 0 && cols <= 8 * kRowThreads * kMaxVectors, op,
           "channels must be a positive multiple of 8 up to 8192, got " + std::to_string(cols));
   require(aligned16(x) && aligned16(h) && aligned16(weight) && (!y || aligned16(y)), op,
@@ -344,11 +350,11 @@ void residual_norm_modulate(void* x, const void* y, int64_t y_stride, const void
     if (y) {
       residual_norm_modulate_kernel<true, kMode><<<grid, kRowThreads, 0, stream>>>(
           static_cast<bf16*>(x), static_cast<const bf16*>(y), y_stride,
-          static_cast<const bf16*>(weight), eps, mod, static_cast<bf16*>(h), cols);
+          static_cast<const bf16*>(weight), eps, mod, static_cast<bf16*>(h), cols, nullptr);
     } else {
       residual_norm_modulate_kernel<false, kMode><<<grid, kRowThreads, 0, stream>>>(
           static_cast<bf16*>(x), nullptr, 0, static_cast<const bf16*>(weight), eps, mod,
-          static_cast<bf16*>(h), cols);
+          static_cast<bf16*>(h), cols, static_cast<bf16*>(x_copy));
     }
   });
   check_cuda(cudaGetLastError(), op);

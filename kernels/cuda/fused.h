@@ -27,10 +27,12 @@ struct Modulation {
 
 // Optional gated residual first: x ← x + gate·y (gate from `mod`, y with row stride
 // y_stride; skipped when y is null); then h = rms_norm(x)·weight·(1 + scale) + shift.
-// x (S, C) is updated in place when y is given; h (S, C) may not alias x.
+// x (S, C) is updated in place when y is given; h (S, C) may not alias x. Without y, a
+// non-null `x_copy` (S, C) receives a copy of x in the same pass.
 void residual_norm_modulate(void* x, const void* y, int64_t y_stride, const void* weight,
                             float eps, const Modulation& mod, void* h, int64_t rows,
-                            int64_t cols, Rounding rounding, cudaStream_t stream);
+                            int64_t cols, Rounding rounding, cudaStream_t stream,
+                            void* x_copy = nullptr);
 
 // x ← x + gate·y (gate from `mod`), in place, (S, C).
 void gated_residual(void* x, const void* y, int64_t y_stride, const Modulation& mod,

@@ -89,7 +89,7 @@ LtGemm::Plan& LtGemm::plan_for(const GemmShape& s, const void* x, const void* w,
                                                     CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                     &workspace_bytes_, sizeof(workspace_bytes_)),
                "workspace preference");
-  std::vector<cublasLtMatmulHeuristicResult_t> found(8);
+  std::vector<cublasLtMatmulHeuristicResult_t> found(32);
   int count = 0;
   const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
       handle_, plan->op, plan->a, plan->b, plan->c, plan->c, pref,
@@ -115,19 +115,23 @@ LtGemm::Plan& LtGemm::plan_for(const GemmShape& s, const void* x, const void* w,
     check_cuda(cudaEventCreate(&stop), "event");
     float best_ms = 0.0f;
     for (size_t i = 0; i < found.size(); ++i) {
-      float total = 0.0f;
-      for (int rep = 0; rep < 3; ++rep) {
+      // One warm-up run, then the median of five.
+      std::vector<float> times;
+      bool ok = true;
+      for (int rep = 0; rep < 6 && ok; ++rep) {
         cudaEventRecord(start, stream);
-        const cublasStatus_t run = cublasLtMatmul(
-            handle_, plan->op, &alpha, w, plan->a, x, plan->b, &beta, y, plan->c, y, plan->c,
-            &found[i].algo, workspace_, workspace_bytes_, stream);
+        ok = cublasLtMatmul(handle_, plan->op, &alpha, w, plan->a, x, plan->b, &beta, y, plan->c,
+                            y, plan->c, &found[i].algo, workspace_, workspace_bytes_,
+                            stream) == CUBLAS_STATUS_SUCCESS;
         cudaEventRecord(stop, stream);
         cudaEventSynchronize(stop);
         float ms = 0.0f;
         cudaEventElapsedTime(&ms, start, stop);
-        total += run == CUBLAS_STATUS_SUCCESS ? (rep > 0 ? ms : 0.0f) : 1e30f;
+        if (rep > 0) times.push_back(ms);
       }
-      if (i == 0 || total < best_ms) best_ms = total, best = i;
+      if (!ok) continue;
+      std::nth_element(times.begin(), times.begin() + 2, times.end());
+      if (i == 0 || times[2] < best_ms) best_ms = times[2], best = i;
     }
     cudaEventDestroy(start);
     cudaEventDestroy(stop);

@@ -185,6 +185,12 @@ void test_memory_bound(Rounding rounding) {
     expect_close(h, p.norm_modulate(x, weight, 1e-5, scale, shift).to(at::kFloat),
                  provider_bound(rounding), "norm_modulate" + shape + " vs provider");
     expect(at::equal(x1, x), "norm_modulate" + shape + " leaves x alone without a residual");
+    at::Tensor copy = at::full_like(x, NAN), h_copy = at::empty_like(x);
+    kernels::cuda::residual_norm_modulate(x1.data_ptr(), nullptr, 0, weight.data_ptr(), 1e-5f,
+                                          mod, h_copy.data_ptr(), s, c, rounding, stream(),
+                                          copy.data_ptr());
+    expect(at::equal(copy, x) && at::equal(h_copy, h),
+           "norm_modulate" + shape + " copies x in the same pass, h unchanged");
 
     at::Tensor x2 = x.clone();
     kernels::cuda::residual_norm_modulate(x2.data_ptr(), y.data_ptr(), c, weight.data_ptr(),
