@@ -135,8 +135,7 @@ int main(int argc, char** argv) {
     const std::vector<std::tuple<AttentionSchedule, Rounding, int, const char*>> configs = {
         {AttentionSchedule::serial, Rounding::provider_fused_norm, 176, "serial/176"},
         {AttentionSchedule::serial, Rounding::provider_fused_norm, 128, "serial/128"},
-        {AttentionSchedule::pingpong, Rounding::provider_fused_norm, 176, "pingpong/176"},
-        {AttentionSchedule::overlapped, Rounding::provider_fused_norm, 176, "overlapped/176"},
+        {AttentionSchedule::batched, Rounding::provider_fused_norm, 176, "batched/176"},
         {AttentionSchedule::serial, Rounding::once, 176, "serial/176, rounding once"}};
     for (const auto& [schedule, rounding, key_tile, name] : configs) {
       kernels::cuda::CandidateBlock block({schedule, rounding, false, key_tile});
@@ -212,7 +211,7 @@ int main(int argc, char** argv) {
          {std::tuple{AttentionSchedule::serial, 176, "serial/176"},
           std::tuple{AttentionSchedule::serial, 128, "serial/128"},
           std::tuple{AttentionSchedule::pingpong, 176, "pingpong/176"},
-          std::tuple{AttentionSchedule::pingpong, 128, "pingpong/128"},
+          std::tuple{AttentionSchedule::batched, 176, "batched/176"},
           std::tuple{AttentionSchedule::overlapped, 176, "overlapped/176"}}) {
       at::Tensor out = at::empty({s, inner}, f.x.options());
       kernels::cuda::AttentionArgs a;

@@ -273,12 +273,20 @@ __global__ void __launch_bounds__(kThreads, 1)
       issue_qk(s, sh.q, sh.k[stage], row0);
       issue_pv(o, p, sh.v[prev]);
       pass_turn(false);
-      wgmma_wait<1>();  // QKᵀ(n) done, PV(n−1) may still run
-      online_softmax<kN>(s, state, alpha, n, seq_kv, scale_log2);
-      wgmma_wait<0>();
+      if constexpr (kSchedule == AttentionSchedule::batched) {
+        wgmma_wait<0>();  // both GEMMs done, then the softmax
 #pragma unroll
-      for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
-      release_stage(&sh.empty[prev]);
+        for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
+        release_stage(&sh.empty[prev]);
+        online_softmax<kN>(s, state, alpha, n, seq_kv, scale_log2);
+      } else {
+        wgmma_wait<1>();  // QKᵀ(n) done, PV(n−1) may still run
+        online_softmax<kN>(s, state, alpha, n, seq_kv, scale_log2);
+        wgmma_wait<0>();
+#pragma unroll
+        for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
+        release_stage(&sh.empty[prev]);
+      }
       rescale(o, alpha);
       pack_probabilities<kN>(s, p);
     }
@@ -346,6 +354,7 @@ void launch_schedule(const AttentionArgs& a, AttentionSchedule schedule, cudaStr
       launch<AttentionSchedule::overlapped, kN>(a, stream);
       break;
     case AttentionSchedule::pingpong: launch<AttentionSchedule::pingpong, kN>(a, stream); break;
+    case AttentionSchedule::batched: launch<AttentionSchedule::batched, kN>(a, stream); break;
   }
 }
 

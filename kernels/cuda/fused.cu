@@ -238,11 +238,22 @@ __global__ void __launch_bounds__(256)
       if constexpr (kMode != Rounding::once) c8.f[e] = r16(c8.f[e]), s8.f[e] = r16(s8.f[e]);
     }
   }
-  for (int v = threadIdx.x; v < vectors; v += blockDim.x) {  // uniform trip count per warp
+  // All of this thread's vectors are loaded before any is used (memory-level parallelism);
+  // whole warps share a trip count, so the shuffles below see full warps.
+  constexpr int kMaxPerThread = 8;  // up to 64 heads
+  Vec8 xs[kMaxPerThread];
+#pragma unroll
+  for (int i = 0; i < kMaxPerThread; ++i) {
+    const int v = threadIdx.x + i * 256;
+    if (v < vectors) xs[i].load(qkv + r * row_stride + int64_t{v} * 8);
+  }
+#pragma unroll
+  for (int i = 0; i < kMaxPerThread; ++i) {
+    const int v = threadIdx.x + i * 256;
+    if (v >= vectors) break;
     bf16* p = qkv + r * row_stride + int64_t{v} * 8;
     const bool is_q = v < heads * 16;
-    Vec8 x;
-    x.load(p);
+    Vec8& x = xs[i];
     float squares = 0.0f;
 #pragma unroll
     for (int e = 0; e < 8; ++e) squares = fmaf(x.f[e], x.f[e], squares);
@@ -386,7 +397,8 @@ void qk_norm_rope(void* qkv, int64_t row_stride, int64_t rows, int heads, const 
   const int64_t items = rows * 2 * heads;
   with_rounding(rounding, [&](auto mode) {
     constexpr Rounding kMode = decltype(mode)::value;
-    if (rotary % 16 == 0 && reinterpret_cast<uintptr_t>(qkv) % 16 == 0 && row_stride % 8 == 0 &&
+    if (rotary % 16 == 0 && heads <= 64 && reinterpret_cast<uintptr_t>(qkv) % 16 == 0 &&
+        row_stride % 8 == 0 &&
         reinterpret_cast<uintptr_t>(q_weight) % 16 == 0 &&
         reinterpret_cast<uintptr_t>(k_weight) % 16 == 0) {
       qk_norm_rope_rows_kernel<kMode><<<static_cast<unsigned>(rows), 256, 0, stream>>>(
