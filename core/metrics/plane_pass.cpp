@@ -53,9 +53,12 @@ struct ByteScale {
 
 const char* pass_isa_name(PassIsa isa) {
   switch (isa) {
-    case PassIsa::scalar: return "scalar";
-    case PassIsa::avx2: return "avx2";
-    case PassIsa::avx512: return "avx512";
+    case PassIsa::scalar:
+      return "scalar";
+    case PassIsa::avx2:
+      return "avx2";
+    case PassIsa::avx512:
+      return "avx512";
   }
   return "unknown";
 }
@@ -117,9 +120,15 @@ PassStats PlanePass::run(const PassPlane& a, const PassPlane& b, const PassPlane
   args.buffer = buffer_.data();
   pass_kernel::Out out{0, 0, 0};
   switch (isa_) {
-    case PassIsa::avx512: pass_kernel::run_avx512(args, out); break;
-    case PassIsa::avx2: pass_kernel::run_avx2(args, out); break;
-    case PassIsa::scalar: pass_kernel::run_scalar(args, out); break;
+    case PassIsa::avx512:
+      pass_kernel::run_avx512(args, out);
+      break;
+    case PassIsa::avx2:
+      pass_kernel::run_avx2(args, out);
+      break;
+    case PassIsa::scalar:
+      pass_kernel::run_scalar(args, out);
+      break;
   }
   return {out.sse, out.temporal_sse, out.ssim};
 }

@@ -4,11 +4,11 @@
 // (load, store, set1, add, sub, mul, div, load_half) and, when it has >= 8 lanes, the addition
 // of its lanes as doubles into eight lane accumulators (Acc), fused into the loops that make
 // the values so that the long chains of dependent double additions overlap other work. Every
-// fp32 expression below is the one of pixel_kernels.cpp, term by term; columns that do not fill a vector run the same code
-// over ScalarLanes. Double sums follow kernels::error_sse and sum_to_double exactly: element
-// i of a sum goes to accumulator i mod 8 (the last n mod 8 to a separate tail), in increasing
-// i, and the accumulators are added as ((0+1)+(2+3))+((4+5)+(6+7)) + tail.
-// Only raw pointers and intrinsics here (see plane_pass_kernel.h); everything has internal
+// fp32 expression below is the one of pixel_kernels.cpp, term by term; columns that do not fill a
+// vector run the same code over ScalarLanes. Double sums follow kernels::error_sse and
+// sum_to_double exactly: element i of a sum goes to accumulator i mod 8 (the last n mod 8 to a
+// separate tail), in increasing i, and the accumulators are added as ((0+1)+(2+3))+((4+5)+(6+7)) +
+// tail. Only raw pointers and intrinsics here (see plane_pass_kernel.h); everything has internal
 // linkage.
 #include <cstring>
 
@@ -17,8 +17,8 @@
 namespace h3p::metrics::pass_kernel {
 namespace {
 
-constexpr int kRing = 16;     // ring rows per quantity (>= 11 + kBlock - 1, a power of two)
-constexpr int kBlock = 4;     // output rows filtered vertically together
+constexpr int kRing = 16;       // ring rows per quantity (>= 11 + kBlock - 1, a power of two)
+constexpr int kBlock = 4;       // output rows filtered vertically together
 constexpr int kQuantities = 4;  // a, b, a² + b², a·b
 
 struct ScalarLanes {
@@ -47,8 +47,7 @@ struct LaneSum {
   double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   double tail = 0;
   double total() const {
-    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) +
-           tail;
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + tail;
   }
 };
 
@@ -113,9 +112,8 @@ struct RowOut {
 // One input row over [x0, x1) (second_moments and error_sse): e = a - b, e2 = e², and with the
 // previous frame's rows t2 = (e - (pa - pb))².
 template <class T, bool kFused>
-void produce_columns(const Row& ra, const Row& rb, const Row* rpa, const Row* rpb,
-                     const RowOut& o, typename T::Acc& sse, typename T::Acc& tsse, int x0,
-                     int x1) {
+void produce_columns(const Row& ra, const Row& rb, const Row* rpa, const Row* rpb, const RowOut& o,
+                     typename T::Acc& sse, typename T::Acc& tsse, int x0, int x1) {
   using V = typename T::V;
   for (int x = x0; x < x1; x += T::kLanes) {
     const V va = load_row<T>(ra, x), vb = load_row<T>(rb, x);
@@ -168,13 +166,12 @@ void vertical(const float* const* rows, const float* w, float* const* out, int x
 // The symmetric 11-tap sum of in[0 .. 10] (gaussian_horizontal).
 template <class T>
 typename T::V horizontal_at(const float* p, const typename T::V* w) {
-  return T::add(
-      T::mul(w[5], T::load(p + 5)),
-      T::add(T::add(T::add(T::mul(w[0], T::add(T::load(p), T::load(p + 10))),
-                           T::mul(w[1], T::add(T::load(p + 1), T::load(p + 9)))),
-                    T::add(T::mul(w[2], T::add(T::load(p + 2), T::load(p + 8))),
-                           T::mul(w[3], T::add(T::load(p + 3), T::load(p + 7))))),
-             T::mul(w[4], T::add(T::load(p + 4), T::load(p + 6)))));
+  return T::add(T::mul(w[5], T::load(p + 5)),
+                T::add(T::add(T::add(T::mul(w[0], T::add(T::load(p), T::load(p + 10))),
+                                     T::mul(w[1], T::add(T::load(p + 1), T::load(p + 9)))),
+                              T::add(T::mul(w[2], T::add(T::load(p + 2), T::load(p + 8))),
+                                     T::mul(w[3], T::add(T::load(p + 3), T::load(p + 7))))),
+                       T::mul(w[4], T::add(T::load(p + 4), T::load(p + 6)))));
 }
 
 // SSIM values of one output row over [x0, x1) from the vertically filtered rows (ssim_row):
@@ -193,8 +190,8 @@ void horizontal_ssim(const float* const* v, const float* weights, float c1, floa
     const V e_cross = horizontal_at<T>(v[3] + x, w);
     const V mab = T::mul(ma, mb);
     const V msq = T::add(T::mul(ma, ma), T::mul(mb, mb));
-    const V num = T::mul(T::add(T::mul(two, mab), vc1),
-                         T::add(T::mul(two, T::sub(e_cross, mab)), vc2));
+    const V num =
+        T::mul(T::add(T::mul(two, mab), vc1), T::add(T::mul(two, T::sub(e_cross, mab)), vc2));
     const V den = T::mul(T::add(msq, vc1), T::add(T::sub(e_squares, msq), vc2));
     const V value = T::div(num, den);
     if constexpr (kFused) {
@@ -210,8 +207,8 @@ void run_pass(const Args& args, Out& out) {
   using S = ScalarLanes;
   const int w = args.width, h = args.height;
   const std::size_t stride = (static_cast<std::size_t>(w) + 15) / 16 * 16;
-  float* ring = args.buffer;                              // [q][kRing][stride]
-  float* filtered = ring + kQuantities * kRing * stride;  // [kBlock][q][kChunkStride]
+  float* ring = args.buffer;                                      // [q][kRing][stride]
+  float* filtered = ring + kQuantities * kRing * stride;          // [kBlock][q][kChunkStride]
   float* bytes = filtered + kBlock * kQuantities * kChunkStride;  // 8-bit sources as fp32
   float* e2 = bytes + 4 * stride;
   float* t2 = e2 + stride;
@@ -281,7 +278,8 @@ void run_pass(const Args& args, Out& out) {
         const float* in[kBlock + 10];
         for (int k = 0; k < rows_here + 10; ++k) in[k] = ring_row(q, y0 + k) + x0;
         float* dst[kBlock];
-        for (int j = 0; j < rows_here; ++j) dst[j] = filtered + (j * kQuantities + q) * kChunkStride;
+        for (int j = 0; j < rows_here; ++j)
+          dst[j] = filtered + (j * kQuantities + q) * kChunkStride;
         if (rows_here == kBlock) {
           vertical<T, kBlock>(in, args.weights, dst, 0, v_end - x0);
           if (v_tail) vertical<S, kBlock>(in, args.weights, dst, w_main - x0, w - x0);
@@ -295,7 +293,8 @@ void run_pass(const Args& args, Out& out) {
       const int h_main = out_end < out_main ? out_end : out_main;
       for (int j = 0; j < rows_here; ++j) {
         const float* v[kQuantities];
-        for (int q = 0; q < kQuantities; ++q) v[q] = filtered + (j * kQuantities + q) * kChunkStride;
+        for (int q = 0; q < kQuantities; ++q)
+          v[q] = filtered + (j * kQuantities + q) * kChunkStride;
         LaneSum& row = row_sums[j];
         if constexpr (T::kLanes >= 8) {
           typename T::Acc acc = T::acc_load(row.acc);

@@ -18,11 +18,11 @@ struct Side {
 };
 
 struct Args {
-  int width = 0, height = 0;   // both >= 11
-  const float* weights;        // 11 normalised Gaussian weights
-  const float* byte_scale;     // 256 values: i / 255.0f
+  int width = 0, height = 0;  // both >= 11
+  const float* weights;       // 11 normalised Gaussian weights
+  const float* byte_scale;    // 256 values: i / 255.0f
   Side a, b, prev_a, prev_b;
-  float* buffer;               // buffer_floats(width) floats
+  float* buffer;  // buffer_floats(width) floats
 };
 
 struct Out {

@@ -4,7 +4,6 @@
 // not a multiple of 8 or 16, planes whose size is not a multiple of 8, the 11x11 minimum);
 // and compare_clips giving the same figures for any worker count.
 #include <QtTest>
-
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -80,9 +79,10 @@ PassStats reference(const std::vector<float>& a, const std::vector<float>& b,
   const std::size_t n = a.size();
   std::vector<float> err(n), prev_err(n);
   PassStats s;
-  if (pa != nullptr) kernels::error_sse(pa->data(), pb->data(), prev_err.data(), nullptr, nullptr, n);
-  s.sse = kernels::error_sse(a.data(), b.data(), err.data(), pa != nullptr ? prev_err.data() : nullptr,
-                             &s.temporal_sse, n);
+  if (pa != nullptr)
+    kernels::error_sse(pa->data(), pb->data(), prev_err.data(), nullptr, nullptr, n);
+  s.sse = kernels::error_sse(a.data(), b.data(), err.data(),
+                             pa != nullptr ? prev_err.data() : nullptr, &s.temporal_sse, n);
   GaussianSsim ssim(w, h);
   s.ssim = ssim.plane(a.data(), b.data());
   return s;
@@ -90,14 +90,20 @@ PassStats reference(const std::vector<float>& a, const std::vector<float>& b,
 
 std::vector<PassIsa> isas_here() {
   std::vector<PassIsa> out = {PassIsa::scalar};
-  if (static_cast<int>(best_pass_isa()) >= static_cast<int>(PassIsa::avx2)) out.push_back(PassIsa::avx2);
+  if (static_cast<int>(best_pass_isa()) >= static_cast<int>(PassIsa::avx2))
+    out.push_back(PassIsa::avx2);
   if (best_pass_isa() == PassIsa::avx512) out.push_back(PassIsa::avx512);
   return out;
 }
 
 QString describe(int w, int h, PassSource sa, PassSource sb, PassIsa isa, const char* what) {
-  return QString("%1x%2 sources %3/%4 %5: %6").arg(w).arg(h).arg(int(sa)).arg(int(sb))
-      .arg(pass_isa_name(isa)).arg(what);
+  return QString("%1x%2 sources %3/%4 %5: %6")
+      .arg(w)
+      .arg(h)
+      .arg(int(sa))
+      .arg(int(sb))
+      .arg(pass_isa_name(isa))
+      .arg(what);
 }
 
 }  // namespace
@@ -106,9 +112,10 @@ class PlanePassTest : public QObject {
   Q_OBJECT
  private slots:
   void every_path_equals_the_stepwise_kernels_bit_for_bit() {
-    const std::pair<PassSource, PassSource> sources[] = {
-        {PassSource::f32, PassSource::f32}, {PassSource::f16, PassSource::f16},
-        {PassSource::f16, PassSource::f32}, {PassSource::rgb8, PassSource::rgb8}};
+    const std::pair<PassSource, PassSource> sources[] = {{PassSource::f32, PassSource::f32},
+                                                         {PassSource::f16, PassSource::f16},
+                                                         {PassSource::f16, PassSource::f32},
+                                                         {PassSource::rgb8, PassSource::rgb8}};
     int checked = 0;
     for (auto [w, h] : {std::pair{11, 11}, std::pair{13, 17}, std::pair{37, 23}, std::pair{64, 40},
                         std::pair{200, 45}, std::pair{267, 31}, std::pair{280, 19}}) {
