@@ -10,7 +10,8 @@ namespace {
 
 class SwscaleYuvConverter final : public metrics::YuvConverter {
  public:
-  void convert(const std::uint8_t* rgb, int width, int height, metrics::Yuv420Frame& out) override {
+  void convert(const std::uint8_t* rgb, std::size_t readable, int width, int height,
+               metrics::Yuv420Frame& out) override {
     if (!sws_ || width != width_ || height != height_) {
       sws_.reset(sws_getContext(width, height, AV_PIX_FMT_RGB24, width, height, AV_PIX_FMT_YUV420P,
                                 SWS_BICUBIC, nullptr, nullptr, nullptr));
@@ -19,12 +20,16 @@ class SwscaleYuvConverter final : public metrics::YuvConverter {
       height_ = height;
     }
     out.resize(width, height);
-    // libswscale's SIMD reads past the end of a line: convert from a padded copy so that a
-    // frame at the end of a memory mapping is safe.
+    // libswscale's SIMD reads past the end of a line: a frame without kPadding readable bytes
+    // after it (the last one of a memory mapping) is converted from a padded copy.
     const std::size_t bytes = static_cast<std::size_t>(width) * height * 3;
-    padded_.resize(bytes + kPadding);
-    std::memcpy(padded_.data(), rgb, bytes);
-    const std::uint8_t* src[1] = {padded_.data()};
+    const std::uint8_t* source = rgb;
+    if (readable < bytes + kPadding) {
+      padded_.resize(bytes + kPadding);
+      std::memcpy(padded_.data(), rgb, bytes);
+      source = padded_.data();
+    }
+    const std::uint8_t* src[1] = {source};
     const int src_stride[1] = {3 * width};
     std::uint8_t* dst[3] = {out.planes[0].data(), out.planes[1].data(), out.planes[2].data()};
     const int dst_stride[3] = {out.plane_width(0), out.plane_width(1), out.plane_width(2)};

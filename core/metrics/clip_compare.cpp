@@ -9,13 +9,12 @@
 #include <thread>
 
 #include "core/common/error.h"
-#include "core/metrics/pixel_kernels.h"
-#include "core/metrics/ssim_gaussian.h"
+#include "core/metrics/plane_pass.h"
 
 namespace h3p::metrics {
 namespace {
 
-constexpr int kChunk = 8;  // frames a worker takes at a time
+constexpr int kChunk = 1;  // frames a worker takes at a time
 
 void check_same(const std::string& field, std::int64_t candidate, std::int64_t provider) {
   if (candidate != provider) {
@@ -24,37 +23,6 @@ void check_same(const std::string& field, std::int64_t candidate, std::int64_t p
   }
 }
 
-// Where a worker gets the fp32 planes of one side.
-class PlaneSource {
- public:
-  PlaneSource(const ClipView& clip, bool use_planes) : clip_(clip), use_planes_(use_planes) {
-    plane_ = static_cast<std::size_t>(clip.width) * clip.height;
-    buffer_.resize(plane_);
-  }
-  // Channel `c` of frame `f` as fp32; valid until the next call.
-  const float* get(int f, int c) {
-    if (use_planes_ && clip_.plane_type == PlaneType::f32) {
-      return static_cast<const float*>(clip_.planes) +
-             (static_cast<std::size_t>(c) * clip_.frames + f) * plane_;
-    }
-    if (use_planes_) {
-      const auto* half = static_cast<const std::uint16_t*>(clip_.planes) +
-                         (static_cast<std::size_t>(c) * clip_.frames + f) * plane_;
-      kernels::half_to_float(half, buffer_.data(), plane_);
-    } else {
-      kernels::rgb_channel_to_float(clip_.rgb + static_cast<std::size_t>(f) * plane_ * 3, c,
-                                    buffer_.data(), plane_);
-    }
-    return buffer_.data();
-  }
-
- private:
-  const ClipView& clip_;
-  bool use_planes_;
-  std::size_t plane_ = 0;
-  std::vector<float> buffer_;
-};
-
 struct FrameResult {
   double sse = 0;
   double temporal_sse = 0;
@@ -62,59 +30,66 @@ struct FrameResult {
   FfmpegFrameStats ffmpeg;
 };
 
+// One worker's scratch: the plane pass, the yuv420p converter and frames.
 class Worker {
  public:
   Worker(const ClipView& a, const ClipView& b, bool use_planes, const YuvConverterFactory& yuv)
-      : a_(a, use_planes), b_(b, use_planes), ssim_(a.width, a.height),
-        converter_(yuv ? yuv() : make_builtin_yuv_converter()), clip_a_(a), clip_b_(b) {
-    plane_ = static_cast<std::size_t>(a.width) * a.height;
-    for (int c = 0; c < 3; ++c) {
-      err_[c].resize(plane_);
-      prev_[c].resize(plane_);
-    }
-  }
+      : a_(a), b_(b), use_planes_(use_planes), pass_(a.width, a.height),
+        converter_(yuv ? yuv() : make_builtin_yuv_converter()) {}
 
   const YuvConverter& converter() const { return *converter_; }
 
-  // Frames [begin, end): every figure, into results[f].
-  void run(int begin, int end, std::vector<FrameResult>& results) {
-    if (begin > 0) errors(begin - 1, nullptr);
-    for (int f = begin; f < end; ++f) {
-      FrameResult& r = results[f];
-      r.temporal_sse = 0;
-      r.sse = 0;
-      r.ssim = 0;
-      for (int c = 0; c < 3; ++c) std::swap(err_[c], prev_[c]);
-      for (int c = 0; c < 3; ++c) {
-        const float* pa = a_.get(f, c);
-        const float* pb = b_.get(f, c);
-        r.sse += kernels::error_sse(pa, pb, err_[c].data(), f > 0 ? prev_[c].data() : nullptr,
-                                    &r.temporal_sse, plane_);
-        r.ssim += ssim_.plane(pa, pb);
+  // Every figure of frame f.
+  void run(int f, FrameResult& r) {
+    r = FrameResult{};
+    for (int c = 0; c < 3; ++c) {
+      const PassPlane pa = plane(a_, f, c), pb = plane(b_, f, c);
+      PassStats s;
+      if (f > 0) {
+        const PassPlane qa = plane(a_, f - 1, c), qb = plane(b_, f - 1, c);
+        s = pass_.run(pa, pb, &qa, &qb);
+        r.temporal_sse += s.temporal_sse;
+      } else {
+        s = pass_.run(pa, pb);
       }
-      r.ssim /= 3.0;
-      const std::size_t bytes = plane_ * 3;
-      converter_->convert(clip_a_.rgb + f * bytes, clip_a_.width, clip_a_.height, yuv_a_);
-      converter_->convert(clip_b_.rgb + f * bytes, clip_b_.width, clip_b_.height, yuv_b_);
-      r.ffmpeg = ffmpeg_frame_stats(yuv_a_, yuv_b_, scratch_);
+      r.sse += s.sse;
+      r.ssim += s.ssim;
     }
+    r.ssim /= 3.0;
+    const std::size_t bytes = static_cast<std::size_t>(a_.width) * a_.height * 3;
+    const std::size_t readable = bytes * static_cast<std::size_t>(a_.frames - f);
+    converter_->convert(a_.rgb + f * bytes, readable, a_.width, a_.height, yuv_a_);
+    converter_->convert(b_.rgb + f * bytes, readable, b_.width, b_.height, yuv_b_);
+    r.ffmpeg = ffmpeg_frame_stats(yuv_a_, yuv_b_, scratch_);
   }
 
  private:
-  // The error planes of frame f into err_ (no temporal term).
-  void errors(int f, double* /*unused*/) {
-    for (int c = 0; c < 3; ++c) {
-      kernels::error_sse(a_.get(f, c), b_.get(f, c), err_[c].data(), nullptr, nullptr, plane_);
+  // Channel c of frame f of one side, as the pass reads it.
+  PassPlane plane(const ClipView& clip, int f, int c) const {
+    const std::size_t pixels = static_cast<std::size_t>(clip.width) * clip.height;
+    PassPlane p;
+    if (!use_planes_) {
+      p.data = clip.rgb + static_cast<std::size_t>(f) * pixels * 3;
+      p.source = PassSource::rgb8;
+      p.channel = c;
+      return p;
     }
+    const std::size_t at = (static_cast<std::size_t>(c) * clip.frames + f) * pixels;
+    if (clip.plane_type == PlaneType::f16) {
+      p.data = static_cast<const std::uint16_t*>(clip.planes) + at;
+      p.source = PassSource::f16;
+    } else {
+      p.data = static_cast<const float*>(clip.planes) + at;
+      p.source = PassSource::f32;
+    }
+    return p;
   }
 
-  PlaneSource a_, b_;
-  GaussianSsim ssim_;
+  const ClipView& a_;
+  const ClipView& b_;
+  bool use_planes_;
+  PlanePass pass_;
   std::unique_ptr<YuvConverter> converter_;
-  const ClipView& clip_a_;
-  const ClipView& clip_b_;
-  std::size_t plane_ = 0;
-  std::vector<float> err_[3], prev_[3];
   Yuv420Frame yuv_a_, yuv_b_;
   FfmpegScratch scratch_;
 };
@@ -149,7 +124,8 @@ ClipComparison compare_clips(const ClipView& a, const ClipView& b, const ClipPar
       for (;;) {
         const int begin = next.fetch_add(kChunk);
         if (begin >= a.frames) break;
-        worker->run(begin, std::min(a.frames, begin + kChunk), results);
+        const int end = std::min(a.frames, begin + kChunk);
+        for (int f = begin; f < end; ++f) worker->run(f, results[f]);
       }
     } catch (...) {
       std::lock_guard lock(failure_mutex);

@@ -12,7 +12,8 @@ namespace {
 // BT.601 limited range in 8.8 fixed point, 2x2-averaged chroma.
 class BuiltinYuvConverter final : public YuvConverter {
  public:
-  void convert(const std::uint8_t* rgb, int width, int height, Yuv420Frame& out) override {
+  void convert(const std::uint8_t* rgb, std::size_t /*readable*/, int width, int height,
+               Yuv420Frame& out) override {
     out.resize(width, height);
     std::uint8_t* py = out.planes[0].data();
     for (std::size_t i = 0, n = static_cast<std::size_t>(width) * height; i < n; ++i) {

@@ -10,6 +10,7 @@
 // ("All:") is the mean over frames. The RGB -> yuv420p conversion is pluggable: FFmpeg's
 // figures come from libswscale's conversion (h3p_media supplies it); the built-in one is
 // BT.601 limited range with 2x2-averaged chroma and may differ from it by a rounding step.
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -32,8 +33,10 @@ struct Yuv420Frame {
 class YuvConverter {
  public:
   virtual ~YuvConverter() = default;
-  // `rgb` holds width·height·3 bytes; `out` is resized as needed.
-  virtual void convert(const std::uint8_t* rgb, int width, int height, Yuv420Frame& out) = 0;
+  // `rgb` holds width·height·3 bytes, and `readable` bytes (>= that) may be read from it on
+  // (a frame inside a larger buffer needs no padded copy); `out` is resized as needed.
+  virtual void convert(const std::uint8_t* rgb, std::size_t readable, int width, int height,
+                       Yuv420Frame& out) = 0;
   // What produced the planes ("libswscale bicubic", "built-in BT.601"); goes into reports.
   virtual std::string name() const = 0;
 };

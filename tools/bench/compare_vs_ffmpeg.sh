@@ -29,20 +29,33 @@ compare_once() {
   "$cli" --progress none compare --candidate "$work/candidate" --provider "$work/provider" \
     --json "$work/compare.json" > "$work/compare.txt"
 }
-seconds() { local s=$(date +%s.%N); "$@"; echo "$(date +%s.%N) - $s" | bc; }
+# Wall seconds of one run on stdout; its CPU seconds (user + sys, children included) appended
+# to the file named by $cpu_log.
+seconds() {
+  local s=$(date +%s.%N) me=$BASHPID t0 t1
+  t0=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$me/stat")
+  "$@"
+  t1=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$me/stat")
+  echo "($t1 - $t0) / $(getconf CLK_TCK)" | bc -l >> "$cpu_log"
+  echo "$(date +%s.%N) - $s" | bc
+}
 
 # Warm the page cache once, then interleave.
 cat "$work"/candidate/* "$work"/provider/* > /dev/null
 ff=() ; h3=()
+: > "$work/cpu_ffmpeg.txt"; : > "$work/cpu_compare.txt"
 for ((i = 0; i < repeats; i++)); do
-  ff+=("$(seconds ffmpeg_once)")
-  h3+=("$(seconds compare_once)")
+  ff+=("$(cpu_log=$work/cpu_ffmpeg.txt seconds ffmpeg_once)")
+  h3+=("$(cpu_log=$work/cpu_compare.txt seconds compare_once)")
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 mf=$(median "${ff[@]}"); mh=$(median "${h3[@]}")
 echo "ffmpeg psnr+ssim:   ${ff[*]} s  (median $mf s)"
 echo "h3parity compare:   ${h3[*]} s  (median $mh s)"
 echo "ratio compare/ffmpeg: $(echo "scale=3; $mh / $mf" | bc)"
+cf=$(median $(cat "$work/cpu_ffmpeg.txt")); ch=$(median $(cat "$work/cpu_compare.txt"))
+printf 'CPU (user + sys), median: ffmpeg %.2f s, compare %.2f s, ratio %.2f\n' "$cf" "$ch" \
+  "$(echo "$ch / $cf" | bc -l)"
 echo "cores: $(nproc), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 python3 - "$work/ffmpeg.log" "$work/compare.json" <<'PY'

@@ -1,0 +1,136 @@
+#include "core/metrics/plane_pass.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "core/common/error.h"
+#include "core/metrics/plane_pass_kernel.h"
+#include "core/metrics/ssim_gaussian.h"
+
+namespace h3p::metrics {
+namespace {
+
+PassIsa isa_from_environment() {
+  const char* value = std::getenv("H3P_METRICS_ISA");
+  const PassIsa best = best_pass_isa();
+  if (value == nullptr || *value == '\0') return best;
+  const std::string v = value;
+  PassIsa wanted;
+  if (v == "scalar") {
+    wanted = PassIsa::scalar;
+  } else if (v == "avx2") {
+    wanted = PassIsa::avx2;
+  } else if (v == "avx512") {
+    wanted = PassIsa::avx512;
+  } else {
+    throw InputError("environment: H3P_METRICS_ISA: unknown value '" + v +
+                     "' (scalar, avx2, avx512)");
+  }
+  return static_cast<int>(wanted) < static_cast<int>(best) ? wanted : best;
+}
+
+pass_kernel::Side side_of(const PassPlane* p) {
+  pass_kernel::Side s;
+  if (p == nullptr) return s;
+  s.data = p->data;
+  s.source = p->source == PassSource::f16   ? pass_kernel::kF16
+             : p->source == PassSource::f32 ? pass_kernel::kF32
+                                            : pass_kernel::kRgb8;
+  s.channel = p->channel;
+  return s;
+}
+
+// i / 255 in fp32, the 8-bit rule of kernels::rgb_channel_to_float.
+struct ByteScale {
+  float values[256];
+  ByteScale() {
+    for (int i = 0; i < 256; ++i) values[i] = static_cast<float>(i) / 255.0f;
+  }
+};
+
+}  // namespace
+
+const char* pass_isa_name(PassIsa isa) {
+  switch (isa) {
+    case PassIsa::scalar:
+      return "scalar";
+    case PassIsa::avx2:
+      return "avx2";
+    case PassIsa::avx512:
+      return "avx512";
+  }
+  return "unknown";
+}
+
+PassIsa best_pass_isa() {
+  static const PassIsa best = [] {
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl")) {
+      return PassIsa::avx512;
+    }
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return PassIsa::avx2;
+#endif
+    return PassIsa::scalar;
+  }();
+  return best;
+}
+
+PassIsa default_pass_isa() {
+  static const PassIsa isa = isa_from_environment();
+  return isa;
+}
+
+PlanePass::PlanePass(int width, int height, PassIsa isa)
+    : width_(width), height_(height), isa_(isa) {
+  if (width < kSsimWindow || height < kSsimWindow) {
+    throw InputError("SSIM: frame " + std::to_string(width) + "x" + std::to_string(height) +
+                     " is smaller than the " + std::to_string(kSsimWindow) + "x" +
+                     std::to_string(kSsimWindow) + " window");
+  }
+  if (static_cast<int>(isa_) > static_cast<int>(best_pass_isa())) isa_ = best_pass_isa();
+  // The weights of GaussianSsim, computed the same way.
+  double total = 0;
+  double raw[kSsimWindow];
+  for (int k = 0; k < kSsimWindow; ++k) {
+    const double d = k - kSsimWindow / 2;
+    raw[k] = std::exp(-(d * d) / (2.0 * kSsimSigma * kSsimSigma));
+    total += raw[k];
+  }
+  for (int k = 0; k < kSsimWindow; ++k) weights_[k] = static_cast<float>(raw[k] / total);
+  buffer_.resize(pass_kernel::buffer_floats(width));
+}
+
+PassStats PlanePass::run(const PassPlane& a, const PassPlane& b, const PassPlane* prev_a,
+                         const PassPlane* prev_b) {
+  static const ByteScale byte_scale;
+  pass_kernel::Args args;
+  args.width = width_;
+  args.height = height_;
+  args.weights = weights_;
+  args.byte_scale = byte_scale.values;
+  args.a = side_of(&a);
+  args.b = side_of(&b);
+  if (prev_a != nullptr && prev_b != nullptr) {
+    args.prev_a = side_of(prev_a);
+    args.prev_b = side_of(prev_b);
+  }
+  args.buffer = buffer_.data();
+  pass_kernel::Out out{0, 0, 0};
+  switch (isa_) {
+    case PassIsa::avx512:
+      pass_kernel::run_avx512(args, out);
+      break;
+    case PassIsa::avx2:
+      pass_kernel::run_avx2(args, out);
+      break;
+    case PassIsa::scalar:
+      pass_kernel::run_scalar(args, out);
+      break;
+  }
+  return {out.sse, out.temporal_sse, out.ssim};
+}
+
+}  // namespace h3p::metrics

@@ -1,0 +1,41 @@
+// The AVX-512 path of plane_pass.h: plane_pass_impl.h over 16 fp32 lanes (compiled with
+// -mavx512f -mavx512bw -mavx512vl; no FMA, so products and sums round as in the portable path).
+// GCC 12 reports the deliberately undefined upper halves inside its own AVX-512 intrinsics.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include "core/metrics/plane_pass_impl.h"
+
+namespace h3p::metrics::pass_kernel {
+namespace {
+
+struct Avx512Lanes {
+  static constexpr int kLanes = 16;
+  using V = __m512;
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static V set1(float x) { return _mm512_set1_ps(x); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V div(V a, V b) { return _mm512_div_ps(a, b); }
+  static V load_half(const std::uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  using Acc = __m512d;
+  static Acc acc_load(const double* a) { return _mm512_loadu_pd(a); }
+  static void acc_store(const Acc& acc, double* a) { _mm512_storeu_pd(a, acc); }
+  // Lanes j and 8 + j of v, in that order, into accumulator j.
+  static void acc_add(Acc& acc, V v) {
+    const __m256 lo = _mm512_castps512_ps256(v);
+    const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    acc = _mm512_add_pd(acc, _mm512_cvtps_pd(lo));
+    acc = _mm512_add_pd(acc, _mm512_cvtps_pd(hi));
+  }
+};
+
+}  // namespace
+
+void run_avx512(const Args& args, Out& out) { run_pass<Avx512Lanes>(args, out); }
+
+}  // namespace h3p::metrics::pass_kernel

@@ -1,0 +1,322 @@
+#pragma once
+// The pass of plane_pass.h written once over a vector type T, included by one .cpp per ISA
+// (plane_pass_scalar.cpp, plane_pass_avx2.cpp, plane_pass_avx512.cpp). T supplies fp32 lanes
+// (load, store, set1, add, sub, mul, div, load_half) and, when it has >= 8 lanes, the addition
+// of its lanes as doubles into eight lane accumulators (Acc), fused into the loops that make
+// the values so that the long chains of dependent double additions overlap other work. Every
+// fp32 expression below is the one of pixel_kernels.cpp, term by term; columns that do not fill a
+// vector run the same code over ScalarLanes. Double sums follow kernels::error_sse and
+// sum_to_double exactly: element i of a sum goes to accumulator i mod 8 (the last n mod 8 to a
+// separate tail), in increasing i, and the accumulators are added as ((0+1)+(2+3))+((4+5)+(6+7)) +
+// tail. Only raw pointers and intrinsics here (see plane_pass_kernel.h); everything has internal
+// linkage.
+#include <cstring>
+
+#include "core/metrics/plane_pass_kernel.h"
+
+namespace h3p::metrics::pass_kernel {
+namespace {
+
+constexpr int kRing = 16;       // ring rows per quantity (>= 11 + kBlock - 1, a power of two)
+constexpr int kBlock = 4;       // output rows filtered vertically together
+constexpr int kQuantities = 4;  // a, b, a² + b², a·b
+
+struct ScalarLanes {
+  static constexpr int kLanes = 1;
+  using V = float;
+  static V load(const float* p) { return *p; }
+  static void store(float* p, V v) { *p = v; }
+  static V set1(float x) { return x; }
+  static V add(V a, V b) { return a + b; }
+  static V sub(V a, V b) { return a - b; }
+  static V mul(V a, V b) { return a * b; }
+  static V div(V a, V b) { return a / b; }
+  static V load_half(const std::uint16_t* p) {
+    _Float16 h;
+    std::memcpy(&h, p, sizeof h);
+    return static_cast<float>(h);
+  }
+  struct Acc {};  // never used: single lanes go through lane_add
+  static Acc acc_load(const double*) { return {}; }
+  static void acc_store(const Acc&, double*) {}
+  static void acc_add(Acc&, V) {}
+};
+
+// Eight double accumulators and a tail, as in kernels::error_sse.
+struct LaneSum {
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  double tail = 0;
+  double total() const {
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])) + tail;
+  }
+};
+
+// Adds v[x] for x in [0, n), one by one, as element base + x of a sum whose first `limit`
+// elements go to the lane accumulators.
+inline void lane_add_each(const float* v, int n, std::int64_t base, std::int64_t limit,
+                          LaneSum& s) {
+  for (int x = 0; x < n; ++x) {
+    const std::int64_t pos = base + x;
+    if (pos < limit) {
+      s.acc[pos & 7] += static_cast<double>(v[x]);
+    } else {
+      s.tail += static_cast<double>(v[x]);
+    }
+  }
+}
+
+// The same over [0, n), with vectors where the positions are lane-aligned.
+template <class T>
+void lane_add(const float* v, int n, std::int64_t base, std::int64_t limit, LaneSum& s) {
+  int x = 0;
+  if constexpr (T::kLanes >= 8) {
+    while (x < n && ((base + x) & 7) != 0) ++x;
+    lane_add_each(v, x, base, limit, s);
+    typename T::Acc acc = T::acc_load(s.acc);
+    for (; x + T::kLanes <= n && base + x + T::kLanes <= limit; x += T::kLanes) {
+      T::acc_add(acc, T::load(v + x));
+    }
+    T::acc_store(acc, s.acc);
+  }
+  lane_add_each(v + x, n - x, base + x, limit, s);
+}
+
+// Row y of one side, as the loops read it: fp16 or fp32 in place, or (8-bit RGB) converted
+// into `scratch`.
+struct Row {
+  const void* data = nullptr;
+  bool half = false;
+};
+
+inline Row source_row(const Side& side, int y, int w, const float* byte_scale, float* scratch) {
+  const std::size_t at = static_cast<std::size_t>(y) * w;
+  if (side.source == kF32) return {static_cast<const float*>(side.data) + at, false};
+  if (side.source == kF16) return {static_cast<const std::uint16_t*>(side.data) + at, true};
+  const std::uint8_t* in = static_cast<const std::uint8_t*>(side.data) + 3 * at + side.channel;
+  for (int x = 0; x < w; ++x) scratch[x] = byte_scale[in[3 * x]];
+  return {scratch, false};
+}
+
+template <class T>
+typename T::V load_row(const Row& row, int x) {
+  return row.half ? T::load_half(static_cast<const std::uint16_t*>(row.data) + x)
+                  : T::load(static_cast<const float*>(row.data) + x);
+}
+
+// Where one input row goes: a, b, a·a + b·b, a·b (ring rows); the squared errors either into
+// the lane accumulators (fused: lane-aligned columns) or into e2 / t2.
+struct RowOut {
+  float *a, *b, *squares, *cross, *e2, *t2;
+};
+
+// One input row over [x0, x1) (second_moments and error_sse): e = a - b, e2 = e², and with the
+// previous frame's rows t2 = (e - (pa - pb))².
+template <class T, bool kFused>
+void produce_columns(const Row& ra, const Row& rb, const Row* rpa, const Row* rpb, const RowOut& o,
+                     typename T::Acc& sse, typename T::Acc& tsse, int x0, int x1) {
+  using V = typename T::V;
+  for (int x = x0; x < x1; x += T::kLanes) {
+    const V va = load_row<T>(ra, x), vb = load_row<T>(rb, x);
+    T::store(o.a + x, va);
+    T::store(o.b + x, vb);
+    T::store(o.squares + x, T::add(T::mul(va, va), T::mul(vb, vb)));
+    T::store(o.cross + x, T::mul(va, vb));
+    const V e = T::sub(va, vb);
+    const V ee = T::mul(e, e);
+    if constexpr (kFused) {
+      T::acc_add(sse, ee);
+    } else {
+      T::store(o.e2 + x, ee);
+    }
+    if (rpa != nullptr) {
+      const V d = T::sub(e, T::sub(load_row<T>(*rpa, x), load_row<T>(*rpb, x)));
+      const V dd = T::mul(d, d);
+      if constexpr (kFused) {
+        T::acc_add(tsse, dd);
+      } else {
+        T::store(o.t2 + x, dd);
+      }
+    }
+  }
+}
+
+// out[j][x] = the symmetric 11-tap sum of rows[j .. j + 10] at x, for j < R (gaussian_vertical).
+template <class T, int R>
+void vertical(const float* const* rows, const float* w, float* const* out, int x0, int x1) {
+  using V = typename T::V;
+  const V w0 = T::set1(w[0]), w1 = T::set1(w[1]), w2 = T::set1(w[2]), w3 = T::set1(w[3]),
+          w4 = T::set1(w[4]), w5 = T::set1(w[5]);
+  for (int x = x0; x < x1; x += T::kLanes) {
+    V r[R + 10];
+#pragma GCC unroll 16
+    for (int k = 0; k < R + 10; ++k) r[k] = T::load(rows[k] + x);
+#pragma GCC unroll 4
+    for (int j = 0; j < R; ++j) {
+      const V* p = r + j;
+      const V s = T::add(
+          T::mul(w5, p[5]),
+          T::add(T::add(T::add(T::mul(w0, T::add(p[0], p[10])), T::mul(w1, T::add(p[1], p[9]))),
+                        T::add(T::mul(w2, T::add(p[2], p[8])), T::mul(w3, T::add(p[3], p[7])))),
+                 T::mul(w4, T::add(p[4], p[6]))));
+      T::store(out[j] + x, s);
+    }
+  }
+}
+
+// The symmetric 11-tap sum of in[0 .. 10] (gaussian_horizontal).
+template <class T>
+typename T::V horizontal_at(const float* p, const typename T::V* w) {
+  return T::add(T::mul(w[5], T::load(p + 5)),
+                T::add(T::add(T::add(T::mul(w[0], T::add(T::load(p), T::load(p + 10))),
+                                     T::mul(w[1], T::add(T::load(p + 1), T::load(p + 9)))),
+                              T::add(T::mul(w[2], T::add(T::load(p + 2), T::load(p + 8))),
+                                     T::mul(w[3], T::add(T::load(p + 3), T::load(p + 7))))),
+                       T::mul(w[4], T::add(T::load(p + 4), T::load(p + 6)))));
+}
+
+// SSIM values of one output row over [x0, x1) from the vertically filtered rows (ssim_row):
+// into the lane accumulator (fused) or into out.
+template <class T, bool kFused>
+void horizontal_ssim(const float* const* v, const float* weights, float c1, float c2, float* out,
+                     typename T::Acc& acc, int x0, int x1) {
+  using V = typename T::V;
+  V w[6];
+  for (int k = 0; k < 6; ++k) w[k] = T::set1(weights[k]);
+  const V vc1 = T::set1(c1), vc2 = T::set1(c2), two = T::set1(2.0f);
+  for (int x = x0; x < x1; x += T::kLanes) {
+    const V ma = horizontal_at<T>(v[0] + x, w);
+    const V mb = horizontal_at<T>(v[1] + x, w);
+    const V e_squares = horizontal_at<T>(v[2] + x, w);
+    const V e_cross = horizontal_at<T>(v[3] + x, w);
+    const V mab = T::mul(ma, mb);
+    const V msq = T::add(T::mul(ma, ma), T::mul(mb, mb));
+    const V num =
+        T::mul(T::add(T::mul(two, mab), vc1), T::add(T::mul(two, T::sub(e_cross, mab)), vc2));
+    const V den = T::mul(T::add(msq, vc1), T::add(T::sub(e_squares, msq), vc2));
+    const V value = T::div(num, den);
+    if constexpr (kFused) {
+      T::acc_add(acc, value);
+    } else {
+      T::store(out + x, value);
+    }
+  }
+}
+
+template <class T>
+void run_pass(const Args& args, Out& out) {
+  using S = ScalarLanes;
+  const int w = args.width, h = args.height;
+  const std::size_t stride = (static_cast<std::size_t>(w) + 15) / 16 * 16;
+  float* ring = args.buffer;                                      // [q][kRing][stride]
+  float* filtered = ring + kQuantities * kRing * stride;          // [kBlock][q][kChunkStride]
+  float* bytes = filtered + kBlock * kQuantities * kChunkStride;  // 8-bit sources as fp32
+  float* e2 = bytes + 4 * stride;
+  float* t2 = e2 + stride;
+  float* values = t2 + stride;
+  auto ring_row = [&](int q, int row) { return ring + (q * kRing + (row & (kRing - 1))) * stride; };
+  const bool temporal = args.prev_a.data != nullptr && args.prev_b.data != nullptr;
+  const std::int64_t n = static_cast<std::int64_t>(w) * h;
+  const std::int64_t limit = n - n % 8;
+  // Vectors may add into the accumulators directly when every row starts on lane 0.
+  const bool fused_rows = T::kLanes >= 8 && w % 8 == 0;
+  const int w_main = w - w % T::kLanes;
+  LaneSum sse, tsse;
+  S::Acc none;
+
+  // One input row into the ring, with its error terms.
+  auto produce = [&](int row) {
+    const Row ra = source_row(args.a, row, w, args.byte_scale, bytes);
+    const Row rb = source_row(args.b, row, w, args.byte_scale, bytes + stride);
+    Row rpa, rpb;
+    if (temporal) {
+      rpa = source_row(args.prev_a, row, w, args.byte_scale, bytes + 2 * stride);
+      rpb = source_row(args.prev_b, row, w, args.byte_scale, bytes + 3 * stride);
+    }
+    const Row* pa = temporal ? &rpa : nullptr;
+    const Row* pb = temporal ? &rpb : nullptr;
+    const RowOut o{ring_row(0, row), ring_row(1, row), ring_row(2, row), ring_row(3, row), e2, t2};
+    const std::int64_t base = static_cast<std::int64_t>(row) * w;
+    if (fused_rows) {
+      typename T::Acc acc = T::acc_load(sse.acc), tacc = T::acc_load(tsse.acc);
+      produce_columns<T, true>(ra, rb, pa, pb, o, acc, tacc, 0, w_main);
+      T::acc_store(acc, sse.acc);
+      if (temporal) T::acc_store(tacc, tsse.acc);
+      produce_columns<S, false>(ra, rb, pa, pb, o, none, none, w_main, w);
+      lane_add_each(e2 + w_main, w - w_main, base + w_main, limit, sse);
+      if (temporal) lane_add_each(t2 + w_main, w - w_main, base + w_main, limit, tsse);
+    } else {
+      typename T::Acc unused{};
+      produce_columns<T, false>(ra, rb, pa, pb, o, unused, unused, 0, w_main);
+      produce_columns<S, false>(ra, rb, pa, pb, o, none, none, w_main, w);
+      lane_add<T>(e2, w, base, limit, sse);
+      if (temporal) lane_add<T>(t2, w, base, limit, tsse);
+    }
+  };
+
+  const int out_w = w - 10, out_h = h - 10;
+  const int out_main = out_w - out_w % T::kLanes;
+  const int out_limit = out_w - out_w % 8;
+  const float c1 = 0.01f * 0.01f, c2 = 0.03f * 0.03f;
+  double total = 0;
+  int produced = 0;
+  for (int y0 = 0; y0 < out_h; y0 += kBlock) {
+    const int rows_here = out_h - y0 < kBlock ? out_h - y0 : kBlock;
+    while (produced < y0 + rows_here + 10) produce(produced++);
+    // Column chunks: the vertical pass of the four quantities for rows_here output rows (into
+    // `filtered`, small enough for L1), then the horizontal pass and SSIM of those columns.
+    // Each output row is its own lane-aligned sum, continued chunk by chunk left to right.
+    LaneSum row_sums[kBlock];
+    for (int x0 = 0; x0 < out_w; x0 += kChunk) {
+      const int out_end = x0 + kChunk < out_w ? x0 + kChunk : out_w;
+      // Vertical columns [x0, v_end) as vectors (whole ones, inside the row), then the
+      // row's last columns singly when this chunk reaches them.
+      const int v_want = out_end + 10;
+      int v_end = x0 + (v_want - x0 + T::kLanes - 1) / T::kLanes * T::kLanes;
+      if (v_end > w_main) v_end = w_main;
+      const bool v_tail = v_want > w_main;
+      for (int q = 0; q < kQuantities; ++q) {
+        const float* in[kBlock + 10];
+        for (int k = 0; k < rows_here + 10; ++k) in[k] = ring_row(q, y0 + k) + x0;
+        float* dst[kBlock];
+        for (int j = 0; j < rows_here; ++j)
+          dst[j] = filtered + (j * kQuantities + q) * kChunkStride;
+        if (rows_here == kBlock) {
+          vertical<T, kBlock>(in, args.weights, dst, 0, v_end - x0);
+          if (v_tail) vertical<S, kBlock>(in, args.weights, dst, w_main - x0, w - x0);
+        } else {
+          for (int j = 0; j < rows_here; ++j) {
+            vertical<T, 1>(in + j, args.weights, dst + j, 0, v_end - x0);
+            if (v_tail) vertical<S, 1>(in + j, args.weights, dst + j, w_main - x0, w - x0);
+          }
+        }
+      }
+      const int h_main = out_end < out_main ? out_end : out_main;
+      for (int j = 0; j < rows_here; ++j) {
+        const float* v[kQuantities];
+        for (int q = 0; q < kQuantities; ++q)
+          v[q] = filtered + (j * kQuantities + q) * kChunkStride;
+        LaneSum& row = row_sums[j];
+        if constexpr (T::kLanes >= 8) {
+          typename T::Acc acc = T::acc_load(row.acc);
+          horizontal_ssim<T, true>(v, args.weights, c1, c2, values, acc, 0, h_main - x0);
+          T::acc_store(acc, row.acc);
+          if (out_end > h_main) {
+            horizontal_ssim<S, false>(v, args.weights, c1, c2, values, none, h_main - x0,
+                                      out_end - x0);
+            lane_add_each(values + (h_main - x0), out_end - h_main, h_main, out_limit, row);
+          }
+        } else {
+          horizontal_ssim<T, false>(v, args.weights, c1, c2, values, none, 0, out_end - x0);
+          lane_add<T>(values, out_end - x0, x0, out_limit, row);
+        }
+      }
+    }
+    for (int j = 0; j < rows_here; ++j) total += row_sums[j].total();
+  }
+  out.sse = sse.total();
+  out.temporal_sse = temporal ? tsse.total() : 0.0;
+  out.ssim = total / (static_cast<double>(out_w) * out_h);
+}
+
+}  // namespace
+}  // namespace h3p::metrics::pass_kernel

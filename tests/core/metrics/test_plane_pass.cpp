@@ -1,0 +1,214 @@
+// The fused plane pass (core/metrics/plane_pass.h) against the step-by-step kernels it
+// replaces (kernels::error_sse, GaussianSsim::plane): bit-identical on every path this CPU
+// runs (scalar, AVX2, AVX-512), for fp16, fp32 and 8-bit sources, at awkward sizes (widths
+// not a multiple of 8 or 16, planes whose size is not a multiple of 8, the 11x11 minimum);
+// and compare_clips giving the same figures for any worker count.
+#include <QtTest>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/common/error.h"
+#include "core/metrics/clip_compare.h"
+#include "core/metrics/pixel_kernels.h"
+#include "core/metrics/plane_pass.h"
+#include "core/metrics/ssim_gaussian.h"
+
+using namespace h3p;
+using namespace h3p::metrics;
+
+namespace {
+
+// One side of one channel in the three storage forms, all holding the same values.
+struct Side {
+  int w = 0, h = 0;
+  std::vector<float> f32;
+  std::vector<std::uint16_t> f16;
+  std::vector<std::uint8_t> rgb;  // interleaved; the channel under test is `channel`
+  int channel = 0;
+
+  PassPlane plane(PassSource source) const {
+    PassPlane p;
+    p.source = source;
+    p.channel = channel;
+    p.data = source == PassSource::f32   ? static_cast<const void*>(f32.data())
+             : source == PassSource::f16 ? static_cast<const void*>(f16.data())
+                                         : static_cast<const void*>(rgb.data());
+    return p;
+  }
+  // The fp32 values the pass reads for `source`.
+  std::vector<float> values(PassSource source) const {
+    std::vector<float> out(static_cast<std::size_t>(w) * h);
+    if (source == PassSource::f32) return f32;
+    if (source == PassSource::f16) {
+      for (std::size_t i = 0; i < out.size(); ++i) {
+        _Float16 v;
+        std::memcpy(&v, &f16[i], 2);
+        out[i] = static_cast<float>(v);
+      }
+    } else {
+      kernels::rgb_channel_to_float(rgb.data(), channel, out.data(), out.size());
+    }
+    return out;
+  }
+};
+
+Side random_side(int w, int h, std::uint32_t seed, int channel) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(0, 1);
+  Side s;
+  s.w = w;
+  s.h = h;
+  s.channel = channel;
+  s.f32.resize(static_cast<std::size_t>(w) * h);
+  s.f16.resize(s.f32.size());
+  s.rgb.resize(s.f32.size() * 3);
+  for (std::size_t i = 0; i < s.f32.size(); ++i) {
+    s.f32[i] = 0.5f + 0.4f * std::sin(0.07f * (i % w) + 0.05f * (i / w)) + 0.1f * (u(rng) - 0.5f);
+    const _Float16 half = static_cast<_Float16>(s.f32[i]);
+    std::memcpy(&s.f16[i], &half, 2);
+    for (int c = 0; c < 3; ++c) s.rgb[3 * i + c] = static_cast<std::uint8_t>(rng() & 0xff);
+  }
+  return s;
+}
+
+// The figures the way compare computed them before the fused pass.
+PassStats reference(const std::vector<float>& a, const std::vector<float>& b,
+                    const std::vector<float>* pa, const std::vector<float>* pb, int w, int h) {
+  const std::size_t n = a.size();
+  std::vector<float> err(n), prev_err(n);
+  PassStats s;
+  if (pa != nullptr)
+    kernels::error_sse(pa->data(), pb->data(), prev_err.data(), nullptr, nullptr, n);
+  s.sse = kernels::error_sse(a.data(), b.data(), err.data(),
+                             pa != nullptr ? prev_err.data() : nullptr, &s.temporal_sse, n);
+  GaussianSsim ssim(w, h);
+  s.ssim = ssim.plane(a.data(), b.data());
+  return s;
+}
+
+std::vector<PassIsa> isas_here() {
+  std::vector<PassIsa> out = {PassIsa::scalar};
+  if (static_cast<int>(best_pass_isa()) >= static_cast<int>(PassIsa::avx2))
+    out.push_back(PassIsa::avx2);
+  if (best_pass_isa() == PassIsa::avx512) out.push_back(PassIsa::avx512);
+  return out;
+}
+
+QString describe(int w, int h, PassSource sa, PassSource sb, PassIsa isa, const char* what) {
+  return QString("%1x%2 sources %3/%4 %5: %6")
+      .arg(w)
+      .arg(h)
+      .arg(int(sa))
+      .arg(int(sb))
+      .arg(pass_isa_name(isa))
+      .arg(what);
+}
+
+}  // namespace
+
+class PlanePassTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void every_path_equals_the_stepwise_kernels_bit_for_bit() {
+    const std::pair<PassSource, PassSource> sources[] = {{PassSource::f32, PassSource::f32},
+                                                         {PassSource::f16, PassSource::f16},
+                                                         {PassSource::f16, PassSource::f32},
+                                                         {PassSource::rgb8, PassSource::rgb8}};
+    int checked = 0;
+    for (auto [w, h] : {std::pair{11, 11}, std::pair{13, 17}, std::pair{37, 23}, std::pair{64, 40},
+                        std::pair{200, 45}, std::pair{267, 31}, std::pair{280, 19}}) {
+      const Side a = random_side(w, h, 1000 + w, 1), b = random_side(w, h, 2000 + h, 1);
+      const Side pa = random_side(w, h, 3000 + w, 1), pb = random_side(w, h, 4000 + h, 1);
+      for (auto [sa, sb] : sources) {
+        const auto va = a.values(sa), vb = b.values(sb), vpa = pa.values(sa), vpb = pb.values(sb);
+        const PassStats want = reference(va, vb, nullptr, nullptr, w, h);
+        const PassStats want_t = reference(va, vb, &vpa, &vpb, w, h);
+        for (PassIsa isa : isas_here()) {
+          PlanePass pass(w, h, isa);
+          QCOMPARE(pass.isa(), isa);
+          const PassPlane qa = pa.plane(sa), qb = pb.plane(sb);
+          const PassStats got = pass.run(a.plane(sa), b.plane(sb));
+          const PassStats got_t = pass.run(a.plane(sa), b.plane(sb), &qa, &qb);
+          QVERIFY2(got.sse == want.sse, qPrintable(describe(w, h, sa, sb, isa, "sse")));
+          QVERIFY2(got.ssim == want.ssim, qPrintable(describe(w, h, sa, sb, isa, "ssim")));
+          QVERIFY2(got.temporal_sse == 0.0, qPrintable(describe(w, h, sa, sb, isa, "no temporal")));
+          QVERIFY2(got_t.sse == want_t.sse, qPrintable(describe(w, h, sa, sb, isa, "sse")));
+          QVERIFY2(got_t.temporal_sse == want_t.temporal_sse,
+                   qPrintable(describe(w, h, sa, sb, isa, "temporal sse")));
+          QVERIFY2(got_t.ssim == want_t.ssim, qPrintable(describe(w, h, sa, sb, isa, "ssim")));
+          ++checked;
+        }
+      }
+    }
+    QVERIFY(checked >= 7 * 4);
+  }
+
+  void identical_planes_give_ssim_one_and_no_error() {
+    const Side a = random_side(45, 29, 5, 0);
+    for (PassIsa isa : isas_here()) {
+      PlanePass pass(45, 29, isa);
+      const PassStats s = pass.run(a.plane(PassSource::f16), a.plane(PassSource::f16));
+      QCOMPARE(s.ssim, 1.0);
+      QCOMPARE(s.sse, 0.0);
+    }
+  }
+
+  void planes_smaller_than_the_window_are_refused() {
+    QVERIFY_THROWS_EXCEPTION(InputError, PlanePass(10, 40));
+    QVERIFY_THROWS_EXCEPTION(InputError, PlanePass(40, 10));
+  }
+
+  void clip_figures_do_not_depend_on_the_worker_count() {
+    // 9 frames of 61x27 (fp16 planes, and the 8-bit path without planes).
+    const int w = 61, h = 27, frames = 9;
+    const std::size_t plane = static_cast<std::size_t>(w) * h;
+    std::vector<std::uint16_t> pa(3 * frames * plane), pb(pa.size());
+    std::vector<std::uint8_t> ra(frames * plane * 3), rb(ra.size());
+    std::mt19937 rng(17);
+    for (std::size_t i = 0; i < pa.size(); ++i) {
+      const _Float16 x = static_cast<_Float16>((rng() % 1000) / 999.0f);
+      const _Float16 y = static_cast<_Float16>((rng() % 1000) / 999.0f);
+      std::memcpy(&pa[i], &x, 2);
+      std::memcpy(&pb[i], &y, 2);
+    }
+    for (std::size_t i = 0; i < ra.size(); ++i) {
+      ra[i] = static_cast<std::uint8_t>(rng());
+      rb[i] = static_cast<std::uint8_t>(rng());
+    }
+    for (bool planes : {true, false}) {
+      ClipView a, b;
+      a.width = b.width = w;
+      a.height = b.height = h;
+      a.frames = b.frames = frames;
+      a.fps = b.fps = 24;
+      a.rgb = ra.data();
+      b.rgb = rb.data();
+      if (planes) {
+        a.planes = pa.data();
+        b.planes = pb.data();
+        a.plane_type = b.plane_type = PlaneType::f16;
+      }
+      ClipParams p;
+      p.threads = 1;
+      const ClipComparison one = compare_clips(a, b, p);
+      for (int threads : {2, 3, 7}) {
+        p.threads = threads;
+        const ClipComparison many = compare_clips(a, b, p);
+        QVERIFY(many.psnr_db == one.psnr_db && many.ssim == one.ssim &&
+                many.temporal_rmse == one.temporal_rmse && many.ssim_ffmpeg == one.ssim_ffmpeg &&
+                many.psnr_db_ffmpeg == one.psnr_db_ffmpeg);
+        for (int f = 0; f < frames; ++f) {
+          QVERIFY2(many.frames[f].mse == one.frames[f].mse &&
+                       many.frames[f].ssim == one.frames[f].ssim &&
+                       many.frames[f].temporal_rmse == one.frames[f].temporal_rmse,
+                   qPrintable(QString("frame %1 with %2 threads").arg(f).arg(threads)));
+        }
+      }
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(PlanePassTest)
+#include "test_plane_pass.moc"
