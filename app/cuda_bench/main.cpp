@@ -23,7 +23,14 @@
 #include "core/ops/group_ops.h"
 #include "core/ops/impl_spec.h"
 #include "kernels/cuda/bench_setup.h"
+#include "core/contract/contract.h"
+#include "core/model/presets.h"
+#include "core/sampling/conditioning.h"
+#include "core/sampling/denoise_loop.h"
+#include "core/sampling/geometry.h"
+#include "core/sampling/noise.h"
 #include "kernels/cuda/candidate_block.h"
+#include "kernels/cuda/full_call.h"
 
 namespace {
 
@@ -53,6 +60,10 @@ double median_ms(const std::function<void()>& fn, int repeats, int warmup = 1) {
   return times[times.size() / 2];
 }
 
+struct Row;
+void full_call_rows(const std::string& contract_path, int64_t text_tokens, int repeats,
+                    const std::vector<std::string>& variants, std::vector<Row>& rows);
+
 struct Row {
   std::string what;
   double ms = 0, tflops = 0, ratio = 0, rel_l2 = -1, rel_l2_out = -1;
@@ -69,6 +80,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> variants{"attention=flash", "attention=efficient", "attention=cudnn",
                                     "gemm=cublaslt"};
   bool skip_block = false;
+  std::string contract_path;
+  int64_t text_tokens = 512;
+  int call_repeats = 2;
   app.add_option("--rows", shape.rows, "packed sequence rows")->capture_default_str();
   app.add_option("--heads", shape.heads, "attention heads (x128 channels)")->capture_default_str();
   app.add_option("--hidden", shape.hidden, "hidden width")->capture_default_str();
@@ -79,6 +93,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--attention-only", skip_block, "time attention alone");
   app.add_option("--json", json_path, "write the table as JSON");
+  app.add_option("--full-call", contract_path,
+                 "also time one whole call (50 blocks, released widths) at this contract's "
+                 "geometry, e.g. resources/contracts/h3-reference.json");
+  app.add_option("--text-tokens", text_tokens, "text rows of the full call")
+      ->capture_default_str();
+  app.add_option("--call-repeats", call_repeats, "timed full calls per implementation")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   int devices = 0;
@@ -251,6 +272,17 @@ int main(int argc, char** argv) {
   }
   attention_rows(", normalised q/k");
 
+  int status = 0;
+  if (!contract_path.empty()) {
+    c10::cuda::CUDACachingAllocator::emptyCache();
+    try {
+      full_call_rows(contract_path, text_tokens, call_repeats, variants, rows);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "h3parity-cuda-bench: full call failed: %s\n", e.what());
+      status = 1;
+    }
+  }
+
   std::printf("%-44s %10s %9s %8s %12s %12s %5s\n", "what", "ms", "TFLOP/s", "ratio",
               "relL2 update", "relL2 out", "rep");
   nlohmann::json out = nlohmann::json::array();
@@ -272,5 +304,74 @@ int main(int argc, char** argv) {
                                     .dump(2)
                              << "\n";
   }
-  return 0;
+  return status;
 }
+
+namespace {
+
+// Provider forward against prepare + candidate blocks + head, for the full model at the
+// contract's geometry; then each provider variant once, for its first-step drift.
+void full_call_rows(const std::string& contract_path, int64_t text_tokens, int repeats,
+                    const std::vector<std::string>& variants, std::vector<Row>& rows) {
+  const at::Device device(at::kCUDA, 0);
+  const auto c = contract::load_contract(contract_path);
+  model::ModelPreset preset = model::find_preset("full-shape", 50);
+  const model::Transformer transformer(
+      preset.config, kernels::cuda::random_transformer_weights(preset.config, device, 2026));
+  const auto geometry = sampling::resolve_geometry(c.frames, c.height, c.width, c.fps);
+  const auto conditioning =
+      sampling::synthesize_conditioning(c.prompt, text_tokens, preset.config.text_dim);
+  const auto plan = sampling::make_plan(geometry, conditioning, c.sampling_steps, c.video_shift,
+                                        c.audio_shift);
+  const auto noise = sampling::draw_initial_noise(
+      42, {}, {1, sampling::kLatentChannels, geometry.num_latent_frames, geometry.latent_height,
+               geometry.latent_width},
+      {plan.layout.audio_indices.size(0), sampling::kAudioLatentChannels});
+  const auto inputs =
+      sampling::step_inputs(plan, sampling::initial_state(plan, conditioning, noise), 0);
+  const int64_t seq = plan.layout.sequence_length;
+  std::printf("full call: %lld layers, %lld rows (%lld text), contract %s\n",
+              static_cast<long long>(preset.config.num_layers), static_cast<long long>(seq),
+              static_cast<long long>(text_tokens), contract_path.c_str());
+  const double inner = static_cast<double>(preset.config.inner_dim());
+  const double hidden = static_cast<double>(preset.config.hidden_size);
+  const double ffn = static_cast<double>(preset.config.ffn_dim);
+  const double sd = static_cast<double>(seq);
+  const double flops = preset.config.num_layers *
+                       (2 * sd * hidden * 4 * inner + 2 * sd * hidden * 3 * ffn + 4 * sd * sd * inner);
+
+  model::CallOutputs reference;
+  double provider_ms = 0;
+  auto add = [&](const std::string& what, double ms, const model::CallOutputs& out) {
+    Row r;
+    r.what = what;
+    r.ms = ms;
+    r.tflops = flops / (ms * 1e9);
+    if (provider_ms == 0) provider_ms = ms, reference = out;
+    r.ratio = ms / provider_ms;
+    r.rel_l2 = rel_l2(out.sample, reference.sample);
+    r.rel_l2_out = rel_l2(out.audio_sample, reference.audio_sample);
+    rows.push_back(r);
+  };
+  {
+    const auto provider = ops::resolve_group_ops(ops::ImplSpec::parse("provider"), nullptr);
+    model::CallOutputs out;
+    const double ms = median_ms([&] { out = transformer.forward(inputs, provider); }, repeats);
+    add("call provider (video | audio relL2)", ms, out);
+  }
+  {
+    kernels::cuda::CandidateCall call(transformer);
+    model::CallOutputs out;
+    const double ms = median_ms([&] { out = call.forward(inputs); }, repeats);
+    add("call candidate blocks (video | audio relL2)", ms, out);
+  }
+  for (const std::string& v : variants) {
+    const auto ops = ops::resolve_group_ops(ops::ImplSpec::parse("provider:" + v), nullptr);
+    model::CallOutputs out;
+    const double ms = median_ms([&] { out = transformer.forward(inputs, ops); }, 1, 0);
+    add("call provider:" + v + " (1 run)", ms, out);
+    c10::cuda::CUDACachingAllocator::emptyCache();
+  }
+}
+
+}  // namespace

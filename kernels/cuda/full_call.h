@@ -1,0 +1,35 @@
+#pragma once
+// One whole MiniMax-H3 transformer call on the GPU with the candidate's fused blocks: the
+// provider's prepare (embeddings, token refiner, timestep embedding, RoPE tables), then every
+// block through CandidateBlock, then the provider's output head. Prepare and head are under
+// 1 % of a call at the released widths; the blocks are the candidate's.
+#include <vector>
+
+#include "core/model/transformer.h"
+#include "core/ops/group_ops.h"
+#include "kernels/cuda/candidate_block.h"
+
+namespace h3p::kernels::cuda {
+
+class CandidateCall {
+ public:
+  // Stacks every block's q/k/v weights once (bf16 CUDA weights required).
+  CandidateCall(const model::Transformer& transformer, CandidateBlockOptions options = {});
+
+  // The call's outputs, as Transformer::forward returns them.
+  model::CallOutputs forward(const model::CallInputs& inputs);
+
+ private:
+  const model::Transformer& transformer_;
+  ops::GroupOps provider_;
+  std::vector<CandidateBlockWeights> blocks_;
+  CandidateBlock block_;
+};
+
+// Random weights for `config` on `device` in the released checkpoint dtypes, drawn as
+// init-model draws them (weights N(0, 1/fan_in), biases N(0, 0.02²), norms 1 + N(0, 0.05²))
+// but on the device itself (seeded, reproducible per device kind).
+model::TransformerWeights random_transformer_weights(const model::TransformerConfig& config,
+                                                     at::Device device, uint64_t seed);
+
+}  // namespace h3p::kernels::cuda
