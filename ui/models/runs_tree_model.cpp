@@ -2,6 +2,9 @@
 
 #include <QDir>
 #include <QFile>
+#include <QIcon>
+#include <QPainter>
+#include <QPixmap>
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -9,6 +12,8 @@
 #include <algorithm>
 #include <optional>
 #include <vector>
+
+#include "ui/models/compare_index.h"
 
 namespace h3p::ui {
 
@@ -58,6 +63,62 @@ ManifestSummary readManifest(const QString& path) {
 QStringList sortedSubdirectories(const QString& dir) {
   QStringList names = QDir(dir).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name);
   return names;
+}
+
+// A filled circle badge: green for pass, red for fail.
+QIcon badgeIcon(RunsTreeModel::Verdict verdict) {
+  if (verdict == RunsTreeModel::Verdict::None) {
+    return {};
+  }
+  QPixmap pixmap(14, 14);
+  pixmap.fill(Qt::transparent);
+  QPainter painter(&pixmap);
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.setPen(Qt::NoPen);
+  painter.setBrush(verdict == RunsTreeModel::Verdict::Pass ? QColor(0x2e, 0x9d, 0x45)
+                                                          : QColor(0xd0, 0x30, 0x30));
+  painter.drawEllipse(QRectF(1, 1, 12, 12));
+  return QIcon(pixmap);
+}
+
+QString verdictText(RunsTreeModel::Verdict verdict) {
+  switch (verdict) {
+    case RunsTreeModel::Verdict::Pass:
+      return QStringLiteral("pass");
+    case RunsTreeModel::Verdict::Fail:
+      return QStringLiteral("FAIL");
+    case RunsTreeModel::Verdict::None:
+      break;
+  }
+  return {};
+}
+
+void setVerdict(QStandardItem* item, RunsTreeModel::Verdict verdict, const QString& detail) {
+  item->setData(static_cast<int>(verdict), RunsTreeModel::VerdictRole);
+  item->setData(badgeIcon(verdict), Qt::DecorationRole);
+  QString tip = item->data(RunsTreeModel::PathRole).toString();
+  const QString error = item->data(RunsTreeModel::ManifestErrorRole).toString();
+  if (!error.isEmpty()) {
+    tip += '\n' + error;
+  }
+  if (verdict != RunsTreeModel::Verdict::None) {
+    tip += '\n' + verdictText(verdict) + (detail.isEmpty() ? QString() : ": " + detail);
+  }
+  item->setToolTip(tip);
+}
+
+// Any Fail -> Fail; else any Pass -> Pass; else None.
+RunsTreeModel::Verdict aggregate(const QStandardItem* parent) {
+  bool anyPass = false;
+  for (int row = 0; row < parent->rowCount(); ++row) {
+    const auto verdict = static_cast<RunsTreeModel::Verdict>(
+        parent->child(row)->data(RunsTreeModel::VerdictRole).toInt());
+    if (verdict == RunsTreeModel::Verdict::Fail) {
+      return verdict;
+    }
+    anyPass = anyPass || verdict == RunsTreeModel::Verdict::Pass;
+  }
+  return anyPass ? RunsTreeModel::Verdict::Pass : RunsTreeModel::Verdict::None;
 }
 
 QStandardItem* makeItem(const QString& text, RunsTreeModel::Kind kind, const QString& path) {
@@ -119,6 +180,7 @@ int RunsTreeModel::scan(const QString& runsDir) {
         const ManifestSummary manifest = readManifest(run.path + QStringLiteral("/manifest.json"));
         const qint64 seed = manifest.seed.value_or(run.dirSeed);
         auto* seedItem = makeItem(tr("seed %1").arg(seed), Kind::Seed, run.path);
+        seedItem->setData(contract, ContractRole);
         seedItem->setData(seed, SeedRole);
         seedItem->setData(manifest.implSpec.isEmpty() ? implDir : manifest.implSpec, ImplSpecRole);
         if (!manifest.error.isEmpty()) {
@@ -135,12 +197,14 @@ int RunsTreeModel::scan(const QString& runsDir) {
         implSpec = implDir;
       }
       auto* implItem = makeItem(implSpec, Kind::Impl, implPath);
+      implItem->setData(contract, ContractRole);
       implItem->setData(implSpec, ImplSpecRole);
       for (QStandardItem* seedItem : seedItems) {
         implItem->appendRow(seedItem);
       }
       if (contractItem == nullptr) {
         contractItem = makeItem(contract, Kind::Contract, contractPath);
+        contractItem->setData(contract, ContractRole);
         appendRow(contractItem);
       }
       contractItem->appendRow(implItem);
@@ -148,6 +212,44 @@ int RunsTreeModel::scan(const QString& runsDir) {
     }
   }
   return m_runCount;
+}
+
+void RunsTreeModel::applyVerdicts(const CompareIndex& index) {
+  for (int c = 0; c < rowCount(); ++c) {
+    QStandardItem* contractItem = item(c);
+    for (int i = 0; i < contractItem->rowCount(); ++i) {
+      QStandardItem* implItem = contractItem->child(i);
+      for (int s = 0; s < implItem->rowCount(); ++s) {
+        QStandardItem* seedItem = implItem->child(s);
+        const CompareResult* result = index.find(seedItem->data(ContractRole).toString(),
+                                                 seedItem->data(ImplSpecRole).toString(),
+                                                 seedItem->data(SeedRole).toLongLong());
+        Verdict verdict = Verdict::None;
+        QString detail;
+        if (result != nullptr && result->passed.has_value()) {
+          verdict = *result->passed ? Verdict::Pass : Verdict::Fail;
+          detail = result->failures.join(QStringLiteral("; "));
+        }
+        setVerdict(seedItem, verdict, detail);
+      }
+      setVerdict(implItem, aggregate(implItem), {});
+    }
+    setVerdict(contractItem, aggregate(contractItem), {});
+  }
+}
+
+QStringList RunsTreeModel::runDirectories() const {
+  QStringList dirs;
+  for (int c = 0; c < rowCount(); ++c) {
+    const QStandardItem* contractItem = item(c);
+    for (int i = 0; i < contractItem->rowCount(); ++i) {
+      const QStandardItem* implItem = contractItem->child(i);
+      for (int s = 0; s < implItem->rowCount(); ++s) {
+        dirs.append(implItem->child(s)->data(PathRole).toString());
+      }
+    }
+  }
+  return dirs;
 }
 
 int RunsTreeModel::rescan() { return scan(m_runsDir); }

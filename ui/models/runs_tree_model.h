@@ -27,6 +27,16 @@ class RunsTreeModel : public QStandardItemModel {
     ImplSpecRole,                 // impl spec string (impl and seed rows)
     SeedRole,                     // seed number (seed rows, qint64)
     ManifestErrorRole,            // non-empty when the seed's manifest could not be read (QString)
+    ContractRole,                 // contract directory name (every row)
+    VerdictRole,                  // Verdict, as int (set by applyVerdicts)
+  };
+
+  // Pass/fail badge of a row from compare results. A seed row is judged by the comparison whose
+  // candidate it is; impl and contract rows aggregate their children (any Fail -> Fail).
+  enum class Verdict {
+    None,       // no comparison with bounds found
+    Pass,       // compared and within the bounds
+    Fail,       // compared and outside the bounds
   };
 
   explicit RunsTreeModel(QObject* parent = nullptr);
@@ -34,6 +44,12 @@ class RunsTreeModel : public QStandardItemModel {
   // Replaces the contents with the runs found under runsDir; returns the number of runs found.
   // A missing or unreadable directory leaves the model empty and returns 0.
   int scan(const QString& runsDir);
+
+  // Sets VerdictRole, a coloured badge icon and the tooltip of every row from `index`.
+  void applyVerdicts(const class CompareIndex& index);
+
+  // Absolute paths of every seed row (run directory), in tree order.
+  QStringList runDirectories() const;
 
   // Re-scans the directory given to the last scan().
   int rescan();
