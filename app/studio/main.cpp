@@ -44,6 +44,7 @@ int main(int argc, char* argv[]) {
                         << view << "'\n";
     return 2;
   }
+  window.setRecentListEnabled(!parser.isSet(screenshotOption));
   if (!positional.isEmpty()) {
     window.openRunsDirectory(positional.front());
     window.selectFirstSeed();

@@ -245,6 +245,9 @@ QStringList MainWindow::recentDirectories() const {
 }
 
 void MainWindow::rememberDirectory(const QString& dir) {
+  if (!m_recentEnabled) {
+    return;
+  }
   QStringList recent = recentDirectories();
   recent.removeAll(dir);
   recent.prepend(dir);

@@ -51,6 +51,10 @@ class MainWindow : public QMainWindow {
   // Shows the tab named "summary", "review", "plots" or "ablation"; false for another name.
   bool showView(const QString& name);
 
+  // Whether opened directories are added to the recent list (on by default; off for
+  // screenshots, which must not touch the user's settings).
+  void setRecentListEnabled(bool enabled) { m_recentEnabled = enabled; }
+
   // Recently opened runs directories, newest first (at most 8).
   QStringList recentDirectories() const;
 
@@ -117,6 +121,7 @@ class MainWindow : public QMainWindow {
   AblationView* m_ablationView = nullptr;
   JobsPanel* m_jobsPanel = nullptr;
   QMenu* m_recentMenu = nullptr;
+  bool m_recentEnabled = true;
 };
 
 }  // namespace h3p::ui
