@@ -169,18 +169,21 @@ void CompareModelsTest::treeBadgesAggregateFailUpwards() {
     return static_cast<RunsTreeModel::Verdict>(item->data(RunsTreeModel::VerdictRole).toInt());
   };
   const QStandardItem* contract = model.item(0);
-  const QStandardItem* candidate = contract->child(0);
-  const QStandardItem* provider = contract->child(1);
-  QCOMPARE(candidate->text(), QString("candidate"));
-  QCOMPARE(verdict(candidate->child(0)), RunsTreeModel::Verdict::Pass);
-  QCOMPARE(verdict(candidate->child(1)), RunsTreeModel::Verdict::Fail);
-  QCOMPARE(verdict(candidate), RunsTreeModel::Verdict::Fail);
+  const QStandardItem* seed1 = contract->child(0);
+  const QStandardItem* seed2 = contract->child(1);
+  QCOMPARE(seed1->child(0)->text(), QString("provider"));
+  QCOMPARE(seed1->child(1)->text(), QString("candidate"));
+  QCOMPARE(verdict(seed1->child(1)), RunsTreeModel::Verdict::Pass);
+  QCOMPARE(verdict(seed2->child(1)), RunsTreeModel::Verdict::Fail);
+  QCOMPARE(verdict(seed1), RunsTreeModel::Verdict::Pass);
+  QCOMPARE(verdict(seed2), RunsTreeModel::Verdict::Fail);
   QCOMPARE(verdict(contract), RunsTreeModel::Verdict::Fail);
-  QCOMPARE(verdict(provider->child(0)), RunsTreeModel::Verdict::None);
-  QVERIFY(!candidate->child(0)->icon().isNull());
-  QVERIFY(provider->child(0)->icon().isNull());
-  QVERIFY(candidate->child(1)->toolTip().contains("FAIL"));
-  QVERIFY(candidate->child(1)->toolTip().contains("ssim"));
+  QCOMPARE(verdict(seed1->child(0)), RunsTreeModel::Verdict::None);  // the provider itself
+  QVERIFY(!seed1->child(1)->icon().isNull());
+  QVERIFY(seed1->child(0)->icon().isNull());
+  QVERIFY(seed2->child(1)->toolTip().contains("FAIL"));
+  QVERIFY(seed2->child(1)->toolTip().contains("ssim"));
+  QVERIFY(seed2->toolTip().startsWith("c, seed 2"));
 }
 
 void CompareModelsTest::summaryMarksFailingValues() {

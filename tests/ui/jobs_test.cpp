@@ -54,6 +54,7 @@ class JobsTest : public QObject {
   void progressLineParsingRejectsOtherLines();
   void controllerRerunsFromEditedCommandLine();
   void locateCliHonoursEnvironment();
+  void realCliRunsAsJob();
 };
 
 void JobsTest::progressLinesAreParsedAndKeptOutOfTheLog() {
@@ -181,6 +182,43 @@ void JobsTest::controllerRerunsFromEditedCommandLine() {
 void JobsTest::locateCliHonoursEnvironment() {
   ScopedEnv env{{"H3P_CLI", "/some/where/h3parity"}};
   QCOMPARE(JobsController::locateCli(), QString("/some/where/h3parity"));
+}
+
+// Run by studio_views_screenshot.sh with H3P_CLI (the real h3parity) and H3P_JOBS_RUNS (runs
+// of the short demo contract: provider and candidate of seed 42); skipped otherwise.
+void JobsTest::realCliRunsAsJob() {
+  const QString runs = qEnvironmentVariable("H3P_JOBS_RUNS");
+  if (runs.isEmpty() || qEnvironmentVariableIsEmpty("H3P_CLI")) {
+    QSKIP("needs H3P_CLI and H3P_JOBS_RUNS (set by the studio_views_screenshot e2e test)");
+  }
+  QTemporaryDir dir;
+  JobsController controller;
+  QCOMPARE(controller.cliPath(), qEnvironmentVariable("H3P_CLI"));
+  const QString out = dir.filePath("sweep.json");
+  Job* job = controller.start(Job::Kind::Ablate,
+                              {"ablate", "--candidate", runs + "/demo/candidate/seed-42",
+                               "--provider", runs + "/demo/provider/seed-42", "--step", "1",
+                               "--groups", "attention,norm", "--json", out},
+                              out);
+  QSignalSpy progress(job, &Job::progressChanged);
+  QVERIFY(waitFinished(job));
+  QVERIFY2(job->state() == Job::State::Succeeded, qPrintable(job->log()));
+  // provider, candidate, two groups, interim, all, done: one update each.
+  QVERIFY2(progress.count() >= 6, qPrintable(QString::number(progress.count())));
+  QCOMPARE(job->fraction(), 1.0);
+  QCOMPARE(job->detail(), QString("done"));
+  QVERIFY(progress.at(progress.count() - 2).at(1).toString().contains("provider"));
+  QVERIFY2(!job->log().contains("\"fraction\""), qPrintable(job->log()));
+  QVERIFY(job->log().contains("candidate:attention=provider"));  // the CLI's table
+  QVERIFY(QFileInfo(out).size() > 0);
+
+  // A bad request fails with the CLI's exit code 2 and its message in the log.
+  Job* bad = controller.start(Job::Kind::Compare, {"compare", "--candidate", dir.filePath("none"),
+                                                   "--provider", dir.filePath("none")});
+  QVERIFY(waitFinished(bad));
+  QCOMPARE(bad->state(), Job::State::Failed);
+  QCOMPARE(bad->exitCode(), 2);
+  QVERIFY2(bad->log().contains("error"), qPrintable(bad->log()));
 }
 
 QTEST_MAIN(JobsTest)

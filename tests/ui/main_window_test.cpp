@@ -192,7 +192,8 @@ void MainWindowTest::verdictsSummaryAndPlotsFollowTheSelection() {
   QCOMPARE(window.plotsView()->framePlot()->frameCount(), 30);
 
   // Seed 2 fails on SSIM: its cell is marked.
-  const QModelIndex seed2 = window.runsModel()->index(1, 0, seed.parent());
+  const QModelIndex seed2 =
+      window.runsModel()->index(1, 0, window.runsModel()->index(1, 0, contract));
   window.runsView()->setCurrentIndex(seed2);
   QCOMPARE(summary->rowCount(), 1);
   QVERIFY(summary->index(0, h3p::ui::SummaryTableModel::SsimColumn)
@@ -292,7 +293,7 @@ void MainWindowTest::compareJobFromTheMenu() {
   QVERIFY(finished.wait(30000));
   QCOMPARE(job->state(), h3p::ui::Job::State::Succeeded);
   QCOMPARE(window.jobs()->model()->rowCount(), 1);
-  // A provider seed has nothing to compare against: no job.
+  // A provider run has nothing to compare against: no job.
   window.runsView()->setCurrentIndex(
       window.runsModel()->index(0, 0, window.runsModel()->index(1, 0, window.runsModel()->index(0, 0))));
   window.findChild<QAction*>("compareAction")->trigger();

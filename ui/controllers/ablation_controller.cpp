@@ -49,9 +49,9 @@ QList<AblationPair> AblationController::pairsOf(const RunsTreeModel& runs) {
   for (int c = 0; c < runs.rowCount(); ++c) {
     const QStandardItem* contract = runs.item(c);
     for (int i = 0; i < contract->rowCount(); ++i) {
-      const QStandardItem* impl = contract->child(i);
-      for (int s = 0; s < impl->rowCount(); ++s) {
-        const QStandardItem* seed = impl->child(s);
+      const QStandardItem* seedGroup = contract->child(i);
+      for (int r = 0; r < seedGroup->rowCount(); ++r) {
+        const QStandardItem* seed = seedGroup->child(r);
         SeedRow row{seed->data(RunsTreeModel::ContractRole).toString(),
                     seed->data(RunsTreeModel::ImplSpecRole).toString(),
                     seed->data(RunsTreeModel::PathRole).toString(),

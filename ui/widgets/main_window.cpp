@@ -270,15 +270,16 @@ bool MainWindow::selectFirstSeed() {
   QModelIndex fallback;
   for (int c = 0; c < m_runsModel->rowCount(); ++c) {
     const QModelIndex contract = m_runsModel->index(c, 0);
-    for (int i = 0; i < m_runsModel->rowCount(contract); ++i) {
-      const QModelIndex impl = m_runsModel->index(i, 0, contract);
-      if (m_runsModel->rowCount(impl) == 0) continue;
-      const QModelIndex seed = m_runsModel->index(0, 0, impl);
-      if (seed.data(RunsTreeModel::ImplSpecRole).toString() != QLatin1String("provider")) {
-        m_runsView->setCurrentIndex(seed);
-        return true;
+    for (int s = 0; s < m_runsModel->rowCount(contract); ++s) {
+      const QModelIndex seed = m_runsModel->index(s, 0, contract);
+      for (int r = 0; r < m_runsModel->rowCount(seed); ++r) {
+        const QModelIndex run = m_runsModel->index(r, 0, seed);
+        if (run.data(RunsTreeModel::ImplSpecRole).toString() != QLatin1String("provider")) {
+          m_runsView->setCurrentIndex(run);
+          return true;
+        }
+        if (!fallback.isValid()) fallback = run;
       }
-      if (!fallback.isValid()) fallback = seed;
     }
   }
   if (fallback.isValid()) m_runsView->setCurrentIndex(fallback);
@@ -320,10 +321,10 @@ void MainWindow::dropEvent(QDropEvent* event) {
   }
 }
 
-QModelIndex MainWindow::currentSeed() const {
+QModelIndex MainWindow::currentRun() const {
   const QModelIndex index = m_runsView->currentIndex();
   if (!index.isValid() ||
-      index.data(RunsTreeModel::KindRole).toInt() != static_cast<int>(RunsTreeModel::Kind::Seed)) {
+      index.data(RunsTreeModel::KindRole).toInt() != static_cast<int>(RunsTreeModel::Kind::Run)) {
     return {};
   }
   return index;
@@ -336,7 +337,7 @@ QString MainWindow::providerRunFor(const QModelIndex& seed) const {
       m_runsModel->index(0, 0), RunsTreeModel::ImplSpecRole, QStringLiteral("provider"), -1,
       Qt::MatchExactly | Qt::MatchRecursive);
   for (const QModelIndex& index : found) {
-    if (index.data(RunsTreeModel::KindRole).toInt() == static_cast<int>(RunsTreeModel::Kind::Seed) &&
+    if (index.data(RunsTreeModel::KindRole).toInt() == static_cast<int>(RunsTreeModel::Kind::Run) &&
         index.data(RunsTreeModel::ContractRole).toString() == contract &&
         index.data(RunsTreeModel::SeedRole).toLongLong() == number) {
       return index.data(RunsTreeModel::PathRole).toString();
@@ -348,7 +349,7 @@ QString MainWindow::providerRunFor(const QModelIndex& seed) const {
 void MainWindow::onCurrentRunChanged(const QModelIndex& index) {
   showSelection(index);
   if (!index.isValid() ||
-      index.data(RunsTreeModel::KindRole).toInt() != static_cast<int>(RunsTreeModel::Kind::Seed)) {
+      index.data(RunsTreeModel::KindRole).toInt() != static_cast<int>(RunsTreeModel::Kind::Run)) {
     return;
   }
   const QString runDir = index.data(RunsTreeModel::PathRole).toString();
@@ -362,12 +363,10 @@ void MainWindow::showSelection(const QModelIndex& index) {
   }
   const auto kind = static_cast<RunsTreeModel::Kind>(index.data(RunsTreeModel::KindRole).toInt());
   const QString contract = index.data(RunsTreeModel::ContractRole).toString();
-  if (kind != RunsTreeModel::Kind::Seed) {
+  if (kind == RunsTreeModel::Kind::Contract) {
     QList<CompareResult> results;
     for (const CompareResult& result : m_compareIndex->all()) {
-      if (result.candidate.contract == contract &&
-          (kind == RunsTreeModel::Kind::Contract ||
-           result.candidate.implSpec == index.data(RunsTreeModel::ImplSpecRole).toString())) {
+      if (result.candidate.contract == contract) {
         results.append(result);
       }
     }
@@ -376,13 +375,18 @@ void MainWindow::showSelection(const QModelIndex& index) {
     return;
   }
 
-  // A seed: its comparisons (the candidate and every provider variant of the seed).
+  // A seed or one of its runs: the seed's comparisons (the candidate and every provider
+  // variant of the seed).
   const qint64 seed = index.data(RunsTreeModel::SeedRole).toLongLong();
   const QList<CompareResult> results = m_compareIndex->forSeed(contract, seed);
-  QString heading = tr("%1\nseed %2\n%3")
-                        .arg(index.data(RunsTreeModel::ImplSpecRole).toString())
-                        .arg(seed)
-                        .arg(QDir::toNativeSeparators(index.data(RunsTreeModel::PathRole).toString()));
+  QString heading = kind == RunsTreeModel::Kind::Seed
+                        ? tr("%1, seed %2: %3 run(s)").arg(contract).arg(seed).arg(
+                              m_runsModel->itemFromIndex(index)->rowCount())
+                        : tr("%1\nseed %2\n%3")
+                              .arg(index.data(RunsTreeModel::ImplSpecRole).toString())
+                              .arg(seed)
+                              .arg(QDir::toNativeSeparators(
+                                  index.data(RunsTreeModel::PathRole).toString()));
   const QString error = index.data(RunsTreeModel::ManifestErrorRole).toString();
   if (!error.isEmpty()) {
     heading += '\n' + error;
@@ -414,7 +418,7 @@ void MainWindow::showSelection(const QModelIndex& index) {
 }
 
 void MainWindow::compareSelected() {
-  const QModelIndex seed = currentSeed();
+  const QModelIndex seed = currentRun();
   const QString provider = seed.isValid() ? providerRunFor(seed) : QString();
   const QString candidate = seed.data(RunsTreeModel::PathRole).toString();
   if (provider.isEmpty() || provider == candidate) {
@@ -429,7 +433,7 @@ void MainWindow::compareSelected() {
 }
 
 void MainWindow::driftSelected() {
-  const QModelIndex seed = currentSeed();
+  const QModelIndex seed = currentRun();
   const QString provider = seed.isValid() ? providerRunFor(seed) : QString();
   const QString candidate = seed.data(RunsTreeModel::PathRole).toString();
   if (provider.isEmpty() || provider == candidate) {
@@ -447,7 +451,7 @@ void MainWindow::driftSelected() {
 }
 
 void MainWindow::generateSelected() {
-  const QModelIndex seed = currentSeed();
+  const QModelIndex seed = currentRun();
   const QString run = seed.data(RunsTreeModel::PathRole).toString();
   const QString contract = run + QStringLiteral("/contract.json");
   if (!seed.isValid() || !QFileInfo::exists(contract)) {

@@ -45,7 +45,7 @@ class MainWindow : public QMainWindow {
   void setReviewView(QWidget* view);
   QWidget* reviewView() const { return m_reviewView; }
 
-  // Selects the first seed row of a non-provider run (else the first seed); false when none.
+  // Selects the first non-provider run of the first seed (else the first run); false when none.
   bool selectFirstSeed();
 
   // Shows the tab named "summary", "review", "plots" or "ablation"; false for another name.
@@ -102,7 +102,8 @@ class MainWindow : public QMainWindow {
   void showSelection(const QModelIndex& index);
   // The provider run of the selected seed's contract and seed; empty when none.
   QString providerRunFor(const QModelIndex& seed) const;
-  QModelIndex currentSeed() const;
+  // The selected run row, or an invalid index.
+  QModelIndex currentRun() const;
   void onJobFinished(Job* job);
 
   RunsTreeModel* m_runsModel = nullptr;
