@@ -1,6 +1,8 @@
 // Ablation: sweep files read back, the launcher offering candidate/provider pairs with their
 // saved steps, a run as an `ablate` job (fake CLI) with the chosen step and groups, and the
 // result shown as a table and a bar chart, kept as one file per sweep.
+#include <qcustomplot.h>
+
 #include <QCheckBox>
 #include <QListWidget>
 #include <QPushButton>
@@ -9,7 +11,6 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
-#include <qcustomplot.h>
 
 #include "core/common/error.h"
 #include "run_tree_fixture.h"
@@ -40,7 +41,8 @@ QString makeRuns(const QTemporaryDir& dir, int steps) {
   writeRun(dir.path(), "c", "candidate@attention=provider", 6,
            manifestFor("candidate:attention=provider", 6));  // no provider run for seed 6
   QDir().mkpath(provider + "/steps");
-  for (int s = 0; s < steps; ++s) touch(provider + QStringLiteral("/steps/%1.json").arg(s, 3, 10, QChar('0')));
+  for (int s = 0; s < steps; ++s)
+    touch(provider + QStringLiteral("/steps/%1.json").arg(s, 3, 10, QChar('0')));
   return dir.path();
 }
 

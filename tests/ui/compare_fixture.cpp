@@ -10,16 +10,18 @@
 namespace h3p::ui::test {
 
 QJsonObject compareObject(const CompareFigures& f) {
-  QJsonObject candidate{{"contract", f.contract},
-                        {"impl_spec", f.implSpec},
-                        {"seed", f.seed},
-                        {"kind", "run"},
-                        {"path", QStringLiteral("/runs/%1/%2/seed-%3").arg(f.contract, f.implSpec).arg(f.seed)}};
-  QJsonObject provider{{"contract", f.contract},
-                       {"impl_spec", "provider"},
-                       {"seed", f.seed},
-                       {"kind", "run"},
-                       {"path", QStringLiteral("/runs/%1/provider/seed-%2").arg(f.contract).arg(f.seed)}};
+  QJsonObject candidate{
+      {"contract", f.contract},
+      {"impl_spec", f.implSpec},
+      {"seed", f.seed},
+      {"kind", "run"},
+      {"path", QStringLiteral("/runs/%1/%2/seed-%3").arg(f.contract, f.implSpec).arg(f.seed)}};
+  QJsonObject provider{
+      {"contract", f.contract},
+      {"impl_spec", "provider"},
+      {"seed", f.seed},
+      {"kind", "run"},
+      {"path", QStringLiteral("/runs/%1/provider/seed-%2").arg(f.contract).arg(f.seed)}};
   QJsonArray failures;
   if (f.withBounds) {
     if (f.psnrDb < 30) failures.append(QStringLiteral("psnr_db %1 < 30").arg(f.psnrDb));
@@ -37,10 +39,12 @@ QJsonObject compareObject(const CompareFigures& f) {
   summary.insert("passed", f.withBounds ? QJsonValue(failures.isEmpty()) : QJsonValue());
   QJsonArray frames;
   for (int i = 0; i < f.frames; ++i) {
-    QJsonObject frame{{"index", i}, {"ssim", f.ssim}, {"psnr_db_ffmpeg", f.psnrDb - 5 + i},
+    QJsonObject frame{{"index", i},
+                      {"ssim", f.ssim},
+                      {"psnr_db_ffmpeg", f.psnrDb - 5 + i},
                       {"ssim_ffmpeg", f.ssim}};
-    frame.insert("psnr_db", i == 0 && f.infiniteFirstFrame ? QJsonValue("inf")
-                                                            : QJsonValue(f.psnrDb + i));
+    frame.insert("psnr_db",
+                 i == 0 && f.infiniteFirstFrame ? QJsonValue("inf") : QJsonValue(f.psnrDb + i));
     frames.append(frame);
   }
   QJsonArray steps;

@@ -14,9 +14,9 @@ struct CompareFigures {
   double ssim = 0.999;
   double temporalRmse = 1e-3;
   double audioRelL2 = 1e-3;
-  bool withBounds = true;    // psnr >= 30, ssim >= 0.99, temporal <= 0.01, audio <= 0.05
-  int frames = 5;            // per-frame rows: psnr_db = psnrDb + index, ssim = ssim
-  int steps = 4;             // per-step rows: rel L2 = 1e-3 * 2^step
+  bool withBounds = true;           // psnr >= 30, ssim >= 0.99, temporal <= 0.01, audio <= 0.05
+  int frames = 5;                   // per-frame rows: psnr_db = psnrDb + index, ssim = ssim
+  int steps = 4;                    // per-step rows: rel L2 = 1e-3 * 2^step
   bool infiniteFirstFrame = false;  // frame 0's PSNR as the string "inf"
 };
 

@@ -120,8 +120,8 @@ void CompareModelsTest::indexFindsByContractSpecSeedAndMetricsWin() {
                     compareObject(report)));
   CompareFigures other = report;
   other.seed = 8;
-  QVERIFY(writeJson(runs.filePath("report/comparisons/c/candidate/seed-8.json"),
-                    compareObject(other)));
+  QVERIFY(
+      writeJson(runs.filePath("report/comparisons/c/candidate/seed-8.json"), compareObject(other)));
   // A later compare in the run's metrics/ replaces the report's figure for seed 7.
   const QString run = runs.filePath("c/candidate/seed-7");
   CompareFigures fresh = report;
@@ -150,14 +150,17 @@ void CompareModelsTest::treeBadgesAggregateFailUpwards() {
   using h3p::ui::test::writeRun;
   for (qint64 seed : {1, 2}) {
     QVERIFY(!writeRun(runs.path(), "c", "provider", seed, manifestFor("provider", seed)).isEmpty());
-    QVERIFY(!writeRun(runs.path(), "c", "candidate", seed, manifestFor("candidate", seed)).isEmpty());
+    QVERIFY(
+        !writeRun(runs.path(), "c", "candidate", seed, manifestFor("candidate", seed)).isEmpty());
   }
   CompareFigures pass, fail;
   pass.seed = 1;
   fail.seed = 2;
   fail.ssim = 0.5;
-  QVERIFY(writeJson(runs.filePath("report/comparisons/c/candidate/seed-1.json"), compareObject(pass)));
-  QVERIFY(writeJson(runs.filePath("report/comparisons/c/candidate/seed-2.json"), compareObject(fail)));
+  QVERIFY(
+      writeJson(runs.filePath("report/comparisons/c/candidate/seed-1.json"), compareObject(pass)));
+  QVERIFY(
+      writeJson(runs.filePath("report/comparisons/c/candidate/seed-2.json"), compareObject(fail)));
 
   RunsTreeModel model;
   QCOMPARE(model.scan(runs.path()), 4);
@@ -220,8 +223,8 @@ void CompareModelsTest::markdownAndCsvExportsCarryValuesAndFailures() {
   bad.implSpec = "candidate:gemm=provider";
   bad.temporalRmse = 0.5;
   SummaryTableModel model;
-  model.setResults({parseCompareObject("a", compareObject(good)),
-                    parseCompareObject("b", compareObject(bad))});
+  model.setResults(
+      {parseCompareObject("a", compareObject(good)), parseCompareObject("b", compareObject(bad))});
 
   const QString markdown = model.toMarkdown();
   QVERIFY2(markdown.startsWith("Bounds: PSNR >= 30 dB"), qPrintable(markdown));
@@ -248,11 +251,12 @@ void CompareModelsTest::driftFileGivesTeacherAndFreeCurves() {
   QTemporaryDir runs;
   QJsonArray steps;
   for (int s = 0; s < 6; ++s) {
-    QJsonObject step{{"step", s},
-                     {"teacher_forced",
-                      QJsonObject{{"video_rel_l2", 1e-3 * (s + 1)}, {"audio_rel_l2", 2e-3}}}};
+    QJsonObject step{
+        {"step", s},
+        {"teacher_forced", QJsonObject{{"video_rel_l2", 1e-3 * (s + 1)}, {"audio_rel_l2", 2e-3}}}};
     if (s < 5) {
-      step.insert("free_running", QJsonObject{{"video_rel_l2", 2e-3 * (s + 1)}, {"audio_rel_l2", 1e-3}});
+      step.insert("free_running",
+                  QJsonObject{{"video_rel_l2", 2e-3 * (s + 1)}, {"audio_rel_l2", 1e-3}});
     }
     steps.append(step);
   }

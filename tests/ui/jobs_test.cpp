@@ -119,8 +119,9 @@ void JobsTest::missingProgramFails() {
 }
 
 void JobsTest::commandLineRoundTrips() {
-  const QStringList arguments{"ablate", "--candidate", "/runs with space/seed-1", "--groups",
-                              "attention,norm", "--json", "it's $HOME \"q\"", ""};
+  const QStringList arguments{
+      "ablate",         "--candidate", "/runs with space/seed-1", "--groups",
+      "attention,norm", "--json",      "it's $HOME \"q\"",        ""};
   Job job(Job::Kind::Ablate, "/opt/h3p bin/h3parity", arguments);
   const QString line = job.commandLine();
   QVERIFY2(line.contains("--progress json"), qPrintable(line));
@@ -195,11 +196,11 @@ void JobsTest::realCliRunsAsJob() {
   JobsController controller;
   QCOMPARE(controller.cliPath(), qEnvironmentVariable("H3P_CLI"));
   const QString out = dir.filePath("sweep.json");
-  Job* job = controller.start(Job::Kind::Ablate,
-                              {"ablate", "--candidate", runs + "/demo/candidate/seed-42",
-                               "--provider", runs + "/demo/provider/seed-42", "--step", "1",
-                               "--groups", "attention,norm", "--json", out},
-                              out);
+  Job* job = controller.start(
+      Job::Kind::Ablate,
+      {"ablate", "--candidate", runs + "/demo/candidate/seed-42", "--provider",
+       runs + "/demo/provider/seed-42", "--step", "1", "--groups", "attention,norm", "--json", out},
+      out);
   QSignalSpy progress(job, &Job::progressChanged);
   QVERIFY(waitFinished(job));
   QVERIFY2(job->state() == Job::State::Succeeded, qPrintable(job->log()));

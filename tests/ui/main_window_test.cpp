@@ -3,34 +3,33 @@
 // list; verdicts and the summary from compare files; compare jobs from the menu.
 #include "ui/widgets/main_window.h"
 
-#include <QMimeData>
-#include <QSettings>
-#include <QTabWidget>
-#include <QTableView>
-#include <QUrl>
 #include <qcustomplot.h>
-
-#include "compare_fixture.h"
-#include "ui/controllers/job.h"
-#include "ui/controllers/jobs_controller.h"
-#include "ui/models/jobs_model.h"
-#include "ui/models/summary_table_model.h"
-#include "ui/plots/frame_metrics_plot.h"
-#include "ui/plots/plots_view.h"
-#include "ui/widgets/summary_view.h"
 
 #include <QAction>
 #include <QDockWidget>
 #include <QLabel>
 #include <QMenuBar>
+#include <QMimeData>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTreeView>
+#include <QUrl>
 #include <QtTest>
 
+#include "compare_fixture.h"
 #include "run_tree_fixture.h"
+#include "ui/controllers/job.h"
+#include "ui/controllers/jobs_controller.h"
+#include "ui/models/jobs_model.h"
 #include "ui/models/runs_tree_model.h"
+#include "ui/models/summary_table_model.h"
+#include "ui/plots/frame_metrics_plot.h"
+#include "ui/plots/plots_view.h"
+#include "ui/widgets/summary_view.h"
 
 using h3p::ui::MainWindow;
 using h3p::ui::RunsTreeModel;
@@ -142,8 +141,9 @@ QString MainWindowTest::makeComparedRuns(const QTemporaryDir& dir) {
     figures.seed = seed;
     figures.frames = 30;
     figures.ssim = seed == 2 ? 0.9 : 0.999;
-    h3p::ui::test::writeJson(dir.filePath(QStringLiteral("report/comparisons/c/candidate/seed-%1.json").arg(seed)),
-                             h3p::ui::test::compareObject(figures));
+    h3p::ui::test::writeJson(
+        dir.filePath(QStringLiteral("report/comparisons/c/candidate/seed-%1.json").arg(seed)),
+        h3p::ui::test::compareObject(figures));
   }
   return dir.path();
 }
@@ -245,7 +245,8 @@ void MainWindowTest::droppedDirectoryOpens() {
 
   // A file that is not a directory is refused.
   QMimeData fileMime;
-  fileMime.setUrls({QUrl::fromLocalFile(runs.filePath("report/comparisons/c/candidate/seed-1.json"))});
+  fileMime.setUrls(
+      {QUrl::fromLocalFile(runs.filePath("report/comparisons/c/candidate/seed-1.json"))});
   QDragEnterEvent refuse(QPoint(10, 10), Qt::CopyAction, &fileMime, Qt::LeftButton, Qt::NoModifier);
   refuse.setAccepted(false);
   QApplication::sendEvent(&window, &refuse);
@@ -286,16 +287,17 @@ void MainWindowTest::compareJobFromTheMenu() {
   QCOMPARE(window.jobs()->jobs().size(), 1);
   h3p::ui::Job* job = window.jobs()->jobs().front();
   const QString command = job->processArguments().join(' ');
-  QVERIFY2(command.contains("compare --candidate " + runs.path() + "/c/candidate/seed-1 --provider " +
-                            runs.path() + "/c/provider/seed-1 --json " + runs.path() +
-                            "/c/candidate/seed-1/metrics/compare.json"),
-           qPrintable(command));
+  QVERIFY2(
+      command.contains("compare --candidate " + runs.path() + "/c/candidate/seed-1 --provider " +
+                       runs.path() + "/c/provider/seed-1 --json " + runs.path() +
+                       "/c/candidate/seed-1/metrics/compare.json"),
+      qPrintable(command));
   QVERIFY(finished.wait(30000));
   QCOMPARE(job->state(), h3p::ui::Job::State::Succeeded);
   QCOMPARE(window.jobs()->model()->rowCount(), 1);
   // A provider run has nothing to compare against: no job.
-  window.runsView()->setCurrentIndex(
-      window.runsModel()->index(0, 0, window.runsModel()->index(1, 0, window.runsModel()->index(0, 0))));
+  window.runsView()->setCurrentIndex(window.runsModel()->index(
+      0, 0, window.runsModel()->index(1, 0, window.runsModel()->index(0, 0))));
   window.findChild<QAction*>("compareAction")->trigger();
   QCOMPARE(window.jobs()->jobs().size(), 1);
 }

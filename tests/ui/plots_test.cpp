@@ -1,12 +1,13 @@
 // Plots: per-frame PSNR/SSIM with bound lines and a playhead, where a click asks to seek to
 // the frame under the mouse; per-step drift on log scales with first-drift markers; PNG export.
+#include <qcustomplot.h>
+
 #include <QImage>
 #include <QRandomGenerator>
 #include <QSet>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
-#include <qcustomplot.h>
 
 #include "compare_fixture.h"
 #include "ui/models/compare_result.h"

@@ -79,13 +79,15 @@ void RunsTreeModelTest::twoManifestsGiveContractSeedRunRows() {
   QVERIFY(runRowA->data(RunsTreeModel::ManifestErrorRole).toString().isEmpty());
   QCOMPARE(runRowB->data(RunsTreeModel::SeedRole).toLongLong(), seedB);
   QCOMPARE(runRowB->data(RunsTreeModel::ImplSpecRole).toString(), QString("candidate"));
-  QCOMPARE(model.runDirectories(), (QStringList{QDir(runA).absolutePath(), QDir(runB).absolutePath()}));
+  QCOMPARE(model.runDirectories(),
+           (QStringList{QDir(runA).absolutePath(), QDir(runB).absolutePath()}));
 }
 
 void RunsTreeModelTest::runsOfOneSeedSitTogetherProviderFirst() {
   QTemporaryDir runs;
   QVERIFY(runs.isValid());
-  for (const char* spec : {"candidate", "provider:attention=math", "provider", "candidate:norm=provider"}) {
+  for (const char* spec :
+       {"candidate", "provider:attention=math", "provider", "candidate:norm=provider"}) {
     QString dir = spec;
     dir.replace(':', '@');
     QVERIFY(!writeRun(runs.path(), "c", dir, 3, manifestFor(spec, 3)).isEmpty());

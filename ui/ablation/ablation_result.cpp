@@ -31,8 +31,8 @@ AblationDiff readDiff(const QJsonObject& object) {
 QString AblationResult::label() const {
   static const QRegularExpression seedPattern(QStringLiteral("seed-(\\d+)"));
   const QRegularExpressionMatch match = seedPattern.match(candidateRun);
-  const QString seed = match.hasMatch() ? QStringLiteral("seed %1, ").arg(match.captured(1))
-                                        : QString();
+  const QString seed =
+      match.hasMatch() ? QStringLiteral("seed %1, ").arg(match.captured(1)) : QString();
   return QStringLiteral("%1step %2: %3 vs %4 — %5")
       .arg(seed)
       .arg(step)
@@ -99,9 +99,9 @@ QStringList findAblationFiles(const QString& runsDir) {
 }
 
 QStringList ablationGroups() {
-  return {QStringLiteral("gemm"),    QStringLiteral("attention"), QStringLiteral("swiglu"),
-          QStringLiteral("adaln"),   QStringLiteral("qk_norm"),   QStringLiteral("rope"),
-          QStringLiteral("norm"),    QStringLiteral("residual"),  QStringLiteral("embed"),
+  return {QStringLiteral("gemm"),  QStringLiteral("attention"), QStringLiteral("swiglu"),
+          QStringLiteral("adaln"), QStringLiteral("qk_norm"),   QStringLiteral("rope"),
+          QStringLiteral("norm"),  QStringLiteral("residual"),  QStringLiteral("embed"),
           QStringLiteral("head")};
 }
 

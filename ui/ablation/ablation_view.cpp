@@ -1,5 +1,7 @@
 #include "ui/ablation/ablation_view.h"
 
+#include <qcustomplot.h>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
@@ -17,7 +19,6 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <cmath>
-#include <qcustomplot.h>
 
 #include "ui/plots/plot_palette.h"
 
@@ -32,8 +33,8 @@ QString sci(double value) {
 QTableWidgetItem* cell(const QString& text, bool right = true) {
   auto* item = new QTableWidgetItem(text);
   item->setFlags(Qt::ItemIsSelectable | Qt::ItemIsEnabled);
-  item->setTextAlignment(right ? int(Qt::AlignRight | Qt::AlignVCenter)
-                               : int(Qt::AlignLeft | Qt::AlignVCenter));
+  item->setTextAlignment(right ? Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter)
+                               : Qt::Alignment(Qt::AlignLeft | Qt::AlignVCenter));
   return item;
 }
 
@@ -184,10 +185,10 @@ void AblationView::selectSweep(const QString& file) {
 }
 
 void AblationView::showSweep(const AblationResult& result) {
-  m_resultTitle->setText(tr("Step %1: %2 against %3\n%4 vs %5")
-                             .arg(result.step)
-                             .arg(result.candidateSpec, result.providerSpec, result.candidateRun,
-                                  result.providerRun));
+  m_resultTitle->setText(
+      tr("Step %1: %2 against %3\n%4 vs %5")
+          .arg(result.step)
+          .arg(result.candidateSpec, result.providerSpec, result.candidateRun, result.providerRun));
   QList<AblationRow> rows = result.rows;
   if (result.hasFreeRunning) {
     rows.append({tr("candidate run (free-running)"), QString(), result.freeVideo, result.freeAudio,

@@ -25,7 +25,7 @@ struct AblationPair {
   QString label;         // "demo seed 42: candidate"
   QString candidateRun;  // run directories
   QString providerRun;
-  int savedSteps = 0;    // steps the provider run has saved (the step spin box's range)
+  int savedSteps = 0;  // steps the provider run has saved (the step spin box's range)
 };
 
 // The ablation launcher: choose a run pair, a step and the groups, run it (intent signal), see

@@ -18,7 +18,8 @@ namespace {
 // Consecutive saved steps of a run (sidecars steps/NNN.json from 000).
 int savedSteps(const QString& runDir) {
   int count = 0;
-  while (QFileInfo::exists(runDir + QStringLiteral("/steps/%1.json").arg(count, 3, 10, QLatin1Char('0')))) {
+  while (QFileInfo::exists(runDir +
+                           QStringLiteral("/steps/%1.json").arg(count, 3, 10, QLatin1Char('0')))) {
     ++count;
   }
   return count;
@@ -70,8 +71,9 @@ QList<AblationPair> AblationController::pairsOf(const RunsTreeModel& runs) {
     if (provider.isEmpty()) {
       continue;
     }
-    pairs.append({QStringLiteral("%1 seed %2: %3").arg(row.contract).arg(row.seed).arg(row.implSpec),
-                  row.path, provider, savedSteps(provider)});
+    pairs.append(
+        {QStringLiteral("%1 seed %2: %3").arg(row.contract).arg(row.seed).arg(row.implSpec),
+         row.path, provider, savedSteps(provider)});
   }
   return pairs;
 }
@@ -105,16 +107,18 @@ void AblationController::run(int pair, int step, const QStringList& groups) {
     return;
   }
   const AblationPair& chosen = m_pairs.at(pair);
-  const QString contractDir = QFileInfo(chosen.providerRun + QStringLiteral("/../..")).canonicalFilePath();
+  const QString contractDir =
+      QFileInfo(chosen.providerRun + QStringLiteral("/../..")).canonicalFilePath();
   const QString seedDir = QFileInfo(chosen.candidateRun).fileName();  // seed-<n>
-  const QString file = contractDir + QStringLiteral("/ablation-%1-step%2-%3.json")
-                                         .arg(seedDir)
-                                         .arg(step)
-                                         .arg(QDateTime::currentDateTime().toString(
-                                             QStringLiteral("yyyyMMdd-HHmmss")));
-  QStringList arguments{QStringLiteral("ablate"),     QStringLiteral("--candidate"),
-                        chosen.candidateRun,          QStringLiteral("--provider"),
-                        chosen.providerRun,           QStringLiteral("--step"),
+  const QString file =
+      contractDir +
+      QStringLiteral("/ablation-%1-step%2-%3.json")
+          .arg(seedDir)
+          .arg(step)
+          .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
+  QStringList arguments{QStringLiteral("ablate"), QStringLiteral("--candidate"),
+                        chosen.candidateRun,      QStringLiteral("--provider"),
+                        chosen.providerRun,       QStringLiteral("--step"),
                         QString::number(step)};
   if (!groups.isEmpty()) {
     arguments << QStringLiteral("--groups") << groups.join(QLatin1Char(','));

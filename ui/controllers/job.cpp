@@ -11,8 +11,8 @@ namespace h3p::ui {
 namespace {
 
 QString shellQuote(const QString& word) {
-  static const QString safe = QStringLiteral(
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_-+=:,./");
+  static const QString safe =
+      QStringLiteral("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%_-+=:,./");
   if (!word.isEmpty() &&
       std::all_of(word.begin(), word.end(), [](QChar c) { return safe.contains(c); })) {
     return word;
@@ -155,7 +155,8 @@ bool Job::parseProgressLine(const QByteArray& line) {
     return false;
   }
   const QJsonObject object = doc.object();
-  if (!object.contains(QStringLiteral("progress")) || !object.value(QStringLiteral("fraction")).isDouble()) {
+  if (!object.contains(QStringLiteral("progress")) ||
+      !object.value(QStringLiteral("fraction")).isDouble()) {
     return false;
   }
   m_fraction = std::clamp(object.value(QStringLiteral("fraction")).toDouble(), 0.0, 1.0);

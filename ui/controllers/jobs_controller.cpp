@@ -36,7 +36,8 @@ Job* JobsController::adopt(Job* job) {
   return job;
 }
 
-Job* JobsController::start(Job::Kind kind, const QStringList& arguments, const QString& resultFile) {
+Job* JobsController::start(Job::Kind kind, const QStringList& arguments,
+                           const QString& resultFile) {
   const QString program = m_cliPath.isEmpty() ? QStringLiteral("h3parity") : m_cliPath;
   return adopt(new Job(kind, program, arguments, resultFile, this));
 }

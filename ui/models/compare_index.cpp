@@ -52,7 +52,8 @@ int CompareIndex::load(const QString& runsDir, const QStringList& runDirs) {
   m_errors.clear();
   QStringList files;
   // Report directories: any top-level folder holding comparisons/.
-  for (const QString& top : QDir(runsDir).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
+  for (const QString& top :
+       QDir(runsDir).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
     const QString comparisons = runsDir + QLatin1Char('/') + top + QStringLiteral("/comparisons");
     if (QFileInfo(comparisons).isDir()) {
       files += jsonFilesBelow(comparisons);
@@ -60,8 +61,8 @@ int CompareIndex::load(const QString& runsDir, const QStringList& runDirs) {
   }
   for (const QString& run : runDirs) {
     const QString metrics = run + QStringLiteral("/metrics");
-    for (const QString& name : QDir(metrics).entryList({QStringLiteral("*.json")}, QDir::Files,
-                                                       QDir::Name)) {
+    for (const QString& name :
+         QDir(metrics).entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name)) {
       files.append(metrics + QLatin1Char('/') + name);
     }
   }

@@ -23,7 +23,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 QJsonObject requireObject(const QString& file, const QJsonObject& parent, const QString& key) {
   const QJsonValue value = parent.value(key);
   if (!value.isObject()) {
-    fail(file, key, value.isUndefined() ? QStringLiteral("missing") : QStringLiteral("not an object"));
+    fail(file, key,
+         value.isUndefined() ? QStringLiteral("missing") : QStringLiteral("not an object"));
   }
   return value.toObject();
 }
@@ -108,10 +109,10 @@ CompareResult parseCompareObject(const QString& file, const QJsonObject& object)
   }
 
   for (const QJsonValue& failure : object.value(QStringLiteral("failures")).toArray()) {
-    result.failures.append(failure.isString()
-                               ? failure.toString()
-                               : QString::fromUtf8(QJsonDocument(failure.toObject())
-                                                       .toJson(QJsonDocument::Compact)));
+    result.failures.append(
+        failure.isString()
+            ? failure.toString()
+            : QString::fromUtf8(QJsonDocument(failure.toObject()).toJson(QJsonDocument::Compact)));
   }
 
   // Per-frame and per-step series.

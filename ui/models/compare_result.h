@@ -54,7 +54,7 @@ struct CompareResult {
   QStringList failures;        // human-readable failure lines
   QList<FrameMetrics> frames;
   QList<StepDrift> steps;
-  double stepThreshold;        // NaN when absent
+  double stepThreshold;  // NaN when absent
   int firstStepOverThreshold = -1;
 
   // True when `value` of the named summary column violates the bounds ("psnr_db", "ssim",

@@ -13,7 +13,14 @@ class JobsModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
-  enum Column { TitleColumn, StateColumn, ProgressColumn, DetailColumn, CommandColumn, ColumnCount };
+  enum Column {
+    TitleColumn,
+    StateColumn,
+    ProgressColumn,
+    DetailColumn,
+    CommandColumn,
+    ColumnCount
+  };
   enum Role {
     JobRole = Qt::UserRole + 1,  // Job* (as QObject*)
     FractionRole,                // double in [0, 1]

@@ -2,12 +2,12 @@
 
 #include <QDir>
 #include <QFile>
-#include <QIcon>
-#include <QPainter>
-#include <QPixmap>
 #include <QFileInfo>
+#include <QIcon>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QPainter>
+#include <QPixmap>
 #include <QRegularExpression>
 #include <algorithm>
 #include <optional>
@@ -76,7 +76,7 @@ QIcon badgeIcon(RunsTreeModel::Verdict verdict) {
   painter.setRenderHint(QPainter::Antialiasing);
   painter.setPen(Qt::NoPen);
   painter.setBrush(verdict == RunsTreeModel::Verdict::Pass ? QColor(0x2e, 0x9d, 0x45)
-                                                          : QColor(0xd0, 0x30, 0x30));
+                                                           : QColor(0xd0, 0x30, 0x30));
   painter.drawEllipse(QRectF(1, 1, 12, 12));
   return QIcon(pixmap);
 }

@@ -25,20 +25,20 @@ class RunsTreeModel : public QStandardItemModel {
   // Extra item data roles.
   enum Role {
     KindRole = Qt::UserRole + 1,  // Kind, as int
-    PathRole,                     // absolute directory: the contract's or the run's; empty for seeds
-    ImplSpecRole,                 // impl spec string (run rows)
-    SeedRole,                     // seed number (seed and run rows, qint64)
-    ManifestErrorRole,            // non-empty when the run's manifest could not be read (QString)
-    ContractRole,                 // contract directory name (every row)
-    VerdictRole,                  // Verdict, as int (set by applyVerdicts)
+    PathRole,           // absolute directory: the contract's or the run's; empty for seeds
+    ImplSpecRole,       // impl spec string (run rows)
+    SeedRole,           // seed number (seed and run rows, qint64)
+    ManifestErrorRole,  // non-empty when the run's manifest could not be read (QString)
+    ContractRole,       // contract directory name (every row)
+    VerdictRole,        // Verdict, as int (set by applyVerdicts)
   };
 
   // Pass/fail badge of a row from compare results. A run row is judged by the comparison whose
   // candidate it is; seed and contract rows aggregate their children (any Fail -> Fail).
   enum class Verdict {
-    None,       // no comparison with bounds found
-    Pass,       // compared and within the bounds
-    Fail,       // compared and outside the bounds
+    None,  // no comparison with bounds found
+    Pass,  // compared and within the bounds
+    Fail,  // compared and outside the bounds
   };
 
   explicit RunsTreeModel(QObject* parent = nullptr);

@@ -170,8 +170,8 @@ QVariant SummaryTableModel::headerData(int section, Qt::Orientation orientation,
     return QAbstractTableModel::headerData(section, orientation, role);
   }
   static const char* const names[ColumnCount] = {
-      "candidate",   "seed",         "PSNR dB",        "SSIM",  "temporal RMSE",
-      "audio rel L2", "PSNR dB (ffmpeg)", "SSIM (ffmpeg)", "verdict"};
+      "candidate",        "seed",          "PSNR dB", "SSIM", "temporal RMSE", "audio rel L2",
+      "PSNR dB (ffmpeg)", "SSIM (ffmpeg)", "verdict"};
   return section >= 0 && section < ColumnCount ? tr(names[section]) : QVariant();
 }
 
@@ -223,9 +223,9 @@ QString SummaryTableModel::toMarkdown() const {
 }
 
 QString SummaryTableModel::toCsv() const {
-  static const char* const keys[ColumnCount] = {
-      "candidate", "seed", "psnr_db", "ssim", "temporal_rmse", "audio_rel_l2",
-      "psnr_db_ffmpeg", "ssim_ffmpeg", "passed"};
+  static const char* const keys[ColumnCount] = {"candidate",      "seed",          "psnr_db",
+                                                "ssim",           "temporal_rmse", "audio_rel_l2",
+                                                "psnr_db_ffmpeg", "ssim_ffmpeg",   "passed"};
   QStringList header;
   for (const char* key : keys) {
     header << QString::fromLatin1(key);
@@ -240,9 +240,9 @@ QString SummaryTableModel::toCsv() const {
       if (column == CandidateColumn || column == SeedColumn) {
         fields << csvField(cellText(row, column));
       } else if (column == VerdictColumn) {
-        fields << (result.passed.has_value() ? (*result.passed ? QStringLiteral("true")
-                                                               : QStringLiteral("false"))
-                                             : QString());
+        fields << (result.passed.has_value()
+                       ? (*result.passed ? QStringLiteral("true") : QStringLiteral("false"))
+                       : QString());
       } else {
         fields << fullPrecision(value(result, column));
         if (failing(row, column)) {

@@ -19,13 +19,13 @@ class SummaryTableModel : public QAbstractTableModel {
   enum Column {
     CandidateColumn,  // candidate impl spec
     SeedColumn,
-    PsnrColumn,          // mean PSNR dB
+    PsnrColumn,  // mean PSNR dB
     SsimColumn,
     TemporalRmseColumn,
     AudioRelL2Column,
     PsnrFfmpegColumn,
     SsimFfmpegColumn,
-    VerdictColumn,       // pass / FAIL / -
+    VerdictColumn,  // pass / FAIL / -
     ColumnCount
   };
 

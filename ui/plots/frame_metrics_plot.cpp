@@ -1,9 +1,10 @@
 #include "ui/plots/frame_metrics_plot.h"
 
+#include <qcustomplot.h>
+
 #include <QVBoxLayout>
 #include <cmath>
 #include <limits>
-#include <qcustomplot.h>
 
 #include "ui/plots/plot_palette.h"
 
@@ -33,7 +34,8 @@ void placeVertical(QCPItemStraightLine* line, double x) {
 
 }  // namespace
 
-FrameMetricsPlot::FrameMetricsPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(this)) {
+FrameMetricsPlot::FrameMetricsPlot(QWidget* parent)
+    : QWidget(parent), m_plot(new QCustomPlot(this)) {
   setObjectName(QStringLiteral("frameMetricsPlot"));
   m_plot->setObjectName(QStringLiteral("frameMetricsCustomPlot"));
   auto* layout = new QVBoxLayout(this);
@@ -108,18 +110,18 @@ void FrameMetricsPlot::setResults(const QList<CompareResult>& results) {
       }
       m_frameCount = std::max(m_frameCount, frame.index + 1);
     }
-    const QString name = result.candidate.implSpec.isEmpty() ? result.candidate.path
-                                                             : result.candidate.implSpec;
+    const QString name =
+        result.candidate.implSpec.isEmpty() ? result.candidate.path : result.candidate.implSpec;
     QPen pen(seriesColor(colorIndex++));
     pen.setWidthF(1.5);
-    QCPGraph* psnrGraph = m_plot->addGraph(m_psnrRect->axis(QCPAxis::atBottom),
-                                           m_psnrRect->axis(QCPAxis::atLeft));
+    QCPGraph* psnrGraph =
+        m_plot->addGraph(m_psnrRect->axis(QCPAxis::atBottom), m_psnrRect->axis(QCPAxis::atLeft));
     psnrGraph->setName(name);
     psnrGraph->setPen(pen);
     psnrGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 3));
     psnrGraph->setData(x, psnr, true);
-    QCPGraph* ssimGraph = m_plot->addGraph(m_ssimRect->axis(QCPAxis::atBottom),
-                                           m_ssimRect->axis(QCPAxis::atLeft));
+    QCPGraph* ssimGraph =
+        m_plot->addGraph(m_ssimRect->axis(QCPAxis::atBottom), m_ssimRect->axis(QCPAxis::atLeft));
     ssimGraph->setName(name);
     ssimGraph->setPen(pen);
     ssimGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 3));

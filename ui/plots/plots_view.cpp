@@ -75,8 +75,8 @@ bool PlotsView::exportPng(const QString& file) {
 }
 
 void PlotsView::chooseExportFile() {
-  const QString file = QFileDialog::getSaveFileName(this, tr("Export plots"), QString(),
-                                                    tr("PNG images (*.png)"));
+  const QString file =
+      QFileDialog::getSaveFileName(this, tr("Export plots"), QString(), tr("PNG images (*.png)"));
   if (!file.isEmpty() && !exportPng(file)) {
     QMessageBox::warning(this, tr("Export plots"), tr("%1: cannot write the image").arg(file));
   }

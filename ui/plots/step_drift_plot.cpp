@@ -1,9 +1,10 @@
 #include "ui/plots/step_drift_plot.h"
 
+#include <qcustomplot.h>
+
 #include <QVBoxLayout>
 #include <cmath>
 #include <limits>
-#include <qcustomplot.h>
 
 #include "ui/plots/plot_palette.h"
 
@@ -48,8 +49,7 @@ struct Range {
 
 QCPGraph* addCurve(QCustomPlot* plot, QCPAxisRect* rect, const QString& name, const QPen& pen,
                    const QVector<double>& x, const QVector<double>& y) {
-  QCPGraph* graph =
-      plot->addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+  QCPGraph* graph = plot->addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
   graph->setName(name);
   graph->setPen(pen);
   graph->setData(x, y, true);
@@ -142,9 +142,9 @@ void StepDriftPlot::setData(const QList<CompareResult>& results,
     const QColor color = seriesColor(colorIndex++);
     QPen pen(color);
     pen.setWidthF(1.5);
-    const QString name = (result.candidate.implSpec.isEmpty() ? result.candidate.path
-                                                              : result.candidate.implSpec) +
-                         tr(" (free-running)");
+    const QString name =
+        (result.candidate.implSpec.isEmpty() ? result.candidate.path : result.candidate.implSpec) +
+        tr(" (free-running)");
     QCPGraph* graph = addCurve(m_plot, m_videoRect, name, pen, x, video);
     addCurve(m_plot, m_audioRect, name, pen, x, audio);
     legend->addItem(new QCPPlottableLegendItem(legend, graph));
@@ -170,8 +170,8 @@ void StepDriftPlot::setData(const QList<CompareResult>& results,
     QPen pen(QColor(0x30, 0x30, 0x30));
     pen.setStyle(Qt::DashLine);
     pen.setWidthF(1.5);
-    QCPGraph* graph = addCurve(m_plot, m_videoRect, tr("candidate teacher-forced (one step)"),
-                               pen, x, video);
+    QCPGraph* graph =
+        addCurve(m_plot, m_videoRect, tr("candidate teacher-forced (one step)"), pen, x, video);
     addCurve(m_plot, m_audioRect, graph->name(), pen, x, audio);
     legend->addItem(new QCPPlottableLegendItem(legend, graph));
     const int first = std::isfinite(threshold) ? teacher->firstOver(threshold) : -1;

@@ -91,8 +91,7 @@ JobsPanel::JobsPanel(QWidget* parent) : QWidget(parent) {
 void JobsPanel::setModel(JobsModel* model) {
   m_model = model;
   m_table->setModel(model);
-  m_table->horizontalHeader()->setSectionResizeMode(JobsModel::CommandColumn,
-                                                    QHeaderView::Stretch);
+  m_table->horizontalHeader()->setSectionResizeMode(JobsModel::CommandColumn, QHeaderView::Stretch);
   m_table->setColumnWidth(JobsModel::ProgressColumn, 120);
   connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) {

@@ -230,9 +230,9 @@ void MainWindow::refresh() {
   const QString selected = m_runsView->currentIndex().data(RunsTreeModel::PathRole).toString();
   openRunsDirectory(m_runsModel->runsDirectory());
   if (selected.isEmpty()) return;
-  const QModelIndexList found = m_runsModel->match(m_runsModel->index(0, 0), RunsTreeModel::PathRole,
-                                                   selected, 1,
-                                                   Qt::MatchExactly | Qt::MatchRecursive);
+  const QModelIndexList found =
+      m_runsModel->match(m_runsModel->index(0, 0), RunsTreeModel::PathRole, selected, 1,
+                         Qt::MatchExactly | Qt::MatchRecursive);
   if (!found.isEmpty()) m_runsView->setCurrentIndex(found.front());
 }
 
@@ -333,9 +333,9 @@ QModelIndex MainWindow::currentRun() const {
 QString MainWindow::providerRunFor(const QModelIndex& seed) const {
   const QString contract = seed.data(RunsTreeModel::ContractRole).toString();
   const qint64 number = seed.data(RunsTreeModel::SeedRole).toLongLong();
-  const QModelIndexList found = m_runsModel->match(
-      m_runsModel->index(0, 0), RunsTreeModel::ImplSpecRole, QStringLiteral("provider"), -1,
-      Qt::MatchExactly | Qt::MatchRecursive);
+  const QModelIndexList found =
+      m_runsModel->match(m_runsModel->index(0, 0), RunsTreeModel::ImplSpecRole,
+                         QStringLiteral("provider"), -1, Qt::MatchExactly | Qt::MatchRecursive);
   for (const QModelIndex& index : found) {
     if (index.data(RunsTreeModel::KindRole).toInt() == static_cast<int>(RunsTreeModel::Kind::Run) &&
         index.data(RunsTreeModel::ContractRole).toString() == contract &&
@@ -371,7 +371,8 @@ void MainWindow::showSelection(const QModelIndex& index) {
       }
     }
     m_summaryModel->setResults(results);
-    m_summaryView->setHeading(tr("%1 — %2 comparisons").arg(index.data().toString()).arg(results.size()));
+    m_summaryView->setHeading(
+        tr("%1 — %2 comparisons").arg(index.data().toString()).arg(results.size()));
     return;
   }
 
@@ -379,14 +380,16 @@ void MainWindow::showSelection(const QModelIndex& index) {
   // variant of the seed).
   const qint64 seed = index.data(RunsTreeModel::SeedRole).toLongLong();
   const QList<CompareResult> results = m_compareIndex->forSeed(contract, seed);
-  QString heading = kind == RunsTreeModel::Kind::Seed
-                        ? tr("%1, seed %2: %3 run(s)").arg(contract).arg(seed).arg(
-                              m_runsModel->itemFromIndex(index)->rowCount())
-                        : tr("%1\nseed %2\n%3")
-                              .arg(index.data(RunsTreeModel::ImplSpecRole).toString())
-                              .arg(seed)
-                              .arg(QDir::toNativeSeparators(
-                                  index.data(RunsTreeModel::PathRole).toString()));
+  QString heading =
+      kind == RunsTreeModel::Kind::Seed
+          ? tr("%1, seed %2: %3 run(s)")
+                .arg(contract)
+                .arg(seed)
+                .arg(m_runsModel->itemFromIndex(index)->rowCount())
+          : tr("%1\nseed %2\n%3")
+                .arg(index.data(RunsTreeModel::ImplSpecRole).toString())
+                .arg(seed)
+                .arg(QDir::toNativeSeparators(index.data(RunsTreeModel::PathRole).toString()));
   const QString error = index.data(RunsTreeModel::ManifestErrorRole).toString();
   if (!error.isEmpty()) {
     heading += '\n' + error;
@@ -440,9 +443,9 @@ void MainWindow::driftSelected() {
     statusBar()->showMessage(tr("Drift: select a non-provider seed that has a provider run"));
     return;
   }
-  const QString out = driftFilePath(m_runsModel->runsDirectory(),
-                                    seed.data(RunsTreeModel::ContractRole).toString(),
-                                    seed.data(RunsTreeModel::SeedRole).toLongLong());
+  const QString out =
+      driftFilePath(m_runsModel->runsDirectory(), seed.data(RunsTreeModel::ContractRole).toString(),
+                    seed.data(RunsTreeModel::SeedRole).toLongLong());
   m_jobs->start(Job::Kind::Drift,
                 {QStringLiteral("ablate"), QStringLiteral("--candidate"), candidate,
                  QStringLiteral("--provider"), provider, QStringLiteral("--all-steps"),
@@ -458,17 +461,17 @@ void MainWindow::generateSelected() {
     statusBar()->showMessage(tr("Generate: select a run that holds its contract.json"));
     return;
   }
-  m_jobs->start(Job::Kind::Generate,
-                {QStringLiteral("generate"), QStringLiteral("--contract"), contract,
-                 QStringLiteral("--impl"), seed.data(RunsTreeModel::ImplSpecRole).toString(),
-                 QStringLiteral("--seed"), QString::number(seed.data(RunsTreeModel::SeedRole).toLongLong()),
-                 QStringLiteral("--runs"), m_runsModel->runsDirectory()});
+  m_jobs->start(
+      Job::Kind::Generate,
+      {QStringLiteral("generate"), QStringLiteral("--contract"), contract, QStringLiteral("--impl"),
+       seed.data(RunsTreeModel::ImplSpecRole).toString(), QStringLiteral("--seed"),
+       QString::number(seed.data(RunsTreeModel::SeedRole).toLongLong()), QStringLiteral("--runs"),
+       m_runsModel->runsDirectory()});
 }
 
 void MainWindow::onJobFinished(Job* job) {
-  statusBar()->showMessage(tr("%1: %2").arg(job->title(), job->state() == Job::State::Succeeded
-                                                               ? tr("done")
-                                                               : tr("not completed")));
+  statusBar()->showMessage(tr("%1: %2").arg(
+      job->title(), job->state() == Job::State::Succeeded ? tr("done") : tr("not completed")));
   if (job->state() == Job::State::Succeeded && job->kind() != Job::Kind::Ablate) {
     refresh();
   }

@@ -89,9 +89,9 @@ bool SummaryView::exportCsv(const QString& file) const {
 }
 
 void SummaryView::chooseExport(bool markdown) {
-  const QString file = QFileDialog::getSaveFileName(
-      this, markdown ? tr("Export Markdown") : tr("Export CSV"), QString(),
-      markdown ? tr("Markdown (*.md)") : tr("CSV (*.csv)"));
+  const QString file =
+      QFileDialog::getSaveFileName(this, markdown ? tr("Export Markdown") : tr("Export CSV"),
+                                   QString(), markdown ? tr("Markdown (*.md)") : tr("CSV (*.csv)"));
   if (file.isEmpty()) {
     return;
   }
