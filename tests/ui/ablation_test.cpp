@@ -152,6 +152,7 @@ void AblationTest::runStartsAblateJobAndShowsTheSweep() {
   auto* bars = qobject_cast<QCPBars*>(view.chart()->plottable(0));
   QVERIFY(bars != nullptr);
   QCOMPARE(bars->data()->size(), 4);
+  QCOMPARE(view.chart()->itemCount(), 1);  // the bitwise-equal provider replay is marked
 
   // A broken sweep shows its error instead of a table.
   controller.showSweep(dir.filePath("nope.json"));

@@ -3,6 +3,7 @@
 #include <qcustomplot.h>
 
 #include <QImage>
+#include <QJsonArray>
 #include <QRandomGenerator>
 #include <QSet>
 #include <QSignalSpy>
@@ -69,6 +70,15 @@ void PlotsTest::frameCurvesBoundsAndPlayhead() {
   plot.setResults({parseCompareObject("n", compareObject(noBounds))});
   QCOMPARE(plot.plot()->itemCount(), 2);
   QCOMPARE(plot.plot()->graphCount(), 2);
+  // Identical frames (infinite PSNR everywhere) are named so in the legend.
+  QJsonObject identical = compareObject(noBounds);
+  QJsonArray frames;
+  for (int i = 0; i < 3; ++i) {
+    frames.append(QJsonObject{{"index", i}, {"psnr_db", "inf"}, {"ssim", 1.0}});
+  }
+  identical.insert("frames", frames);
+  plot.setResults({parseCompareObject("i", identical)});
+  QCOMPARE(plot.plot()->graph(0)->name(), QString("candidate (identical frames)"));
   plot.setResults({});
   QCOMPARE(plot.frameCount(), 0);
   QCOMPARE(plot.frameAtX(100), -1);
@@ -117,6 +127,20 @@ void PlotsTest::stepDriftIsLogScaleWithFirstDriftMarkers() {
   plot.setData(results, std::nullopt, 1.0);
   QCOMPARE(plot.firstDriftMarkers(), (QList<int>{-1, -1}));
   QCOMPARE(plot.curveCount(), 2);
+  QCOMPARE(plot.plot()->graph(0)->name(), QString("candidate"));
+
+  // A bitwise-equal variant (all zero) is a gap on the log axis and named so in the legend.
+  CompareFigures zero;
+  zero.implSpec = "provider:attention=math";
+  QJsonObject object = compareObject(zero);
+  QJsonArray steps;
+  for (int s = 0; s < 3; ++s) {
+    steps.append(QJsonObject{{"step", s}, {"video_rel_l2", 0.0}, {"audio_rel_l2", 0.0}});
+  }
+  object.insert("steps", steps);
+  plot.setData({parseCompareObject("z", object)}, std::nullopt);
+  QCOMPARE(plot.plot()->graph(0)->name(), QString("provider:attention=math (bitwise equal)"));
+  QVERIFY(std::isnan(plot.plot()->graph(0)->data()->at(1)->value));
 }
 
 void PlotsTest::plotsViewForwardsSeeksAndExportsPng() {

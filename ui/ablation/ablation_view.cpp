@@ -211,7 +211,8 @@ void AblationView::showSweep(const AblationResult& result) {
     ticks.append(i + 1);
     video.append(row.video.relL2);
     audio.append(row.audio.relL2);
-    QString label = row.implSpec;
+    QString label =
+        result.hasFreeRunning && i == rows.size() - 1 ? tr("free-running") : row.implSpec;
     label.replace(QLatin1String("candidate:"), QLatin1String("c:"));
     labels.append(label);
   }
@@ -219,6 +220,7 @@ void AblationView::showSweep(const AblationResult& result) {
 
   // Grouped bars: video and audio relative L2 per impl spec.
   m_chart->clearPlottables();
+  m_chart->clearItems();
   m_chart->legend->setVisible(true);
   auto* group = new QCPBarsGroup(m_chart);
   const QList<std::pair<QString, QVector<double>>> series = {{tr("video rel L2"), video},
@@ -241,12 +243,25 @@ void AblationView::showSweep(const AblationResult& result) {
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   ticker->addTicks(ticks, labels);
   m_chart->xAxis->setTicker(ticker);
-  m_chart->xAxis->setTickLabelRotation(35);
+  m_chart->xAxis->setTickLabelRotation(-40);
   m_chart->xAxis->setRange(0.4, rows.size() + 0.6);
   m_chart->yAxis->setLabel(tr("relative L2 vs the provider"));
   m_chart->yAxis->setRange(0, high > 0 ? high * 1.35 : 1);
   m_chart->legend->setBrush(QColor(255, 255, 255, 200));
   m_chart->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  // Bitwise-equal rows have no bar: mark them.
+  for (int i = 0; i < rows.size(); ++i) {
+    if (rows.at(i).video.bitwiseEqual && rows.at(i).audio.bitwiseEqual) {
+      auto* mark = new QCPItemText(m_chart);
+      mark->position->setType(QCPItemPosition::ptPlotCoords);
+      mark->position->setCoords(i + 1, 0);
+      mark->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);  // rotated: reads upwards
+      mark->setRotation(-90);
+      mark->setPadding(QMargins(6, 0, 0, 0));
+      mark->setText(tr("bitwise equal"));
+      mark->setColor(QColor(0x1e, 0x7d, 0x32));
+    }
+  }
   m_chart->replot();
 }
 
@@ -254,6 +269,7 @@ void AblationView::clearSweep(const QString& text) {
   m_resultTitle->setText(text);
   m_table->setRowCount(0);
   m_chart->clearPlottables();
+  m_chart->clearItems();
   m_chart->legend->setVisible(false);
   m_chart->replot();
 }

@@ -3,6 +3,7 @@
 #include <qcustomplot.h>
 
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -110,8 +111,14 @@ void FrameMetricsPlot::setResults(const QList<CompareResult>& results) {
       }
       m_frameCount = std::max(m_frameCount, frame.index + 1);
     }
-    const QString name =
+    QString name =
         result.candidate.implSpec.isEmpty() ? result.candidate.path : result.candidate.implSpec;
+    // Identical frames have infinite PSNR (no point on the plot): say so in the legend.
+    if (!result.frames.isEmpty() &&
+        std::all_of(result.frames.begin(), result.frames.end(),
+                    [](const FrameMetrics& f) { return std::isinf(f.psnrDb); })) {
+      name += tr(" (identical frames)");
+    }
     QPen pen(seriesColor(colorIndex++));
     pen.setWidthF(1.5);
     QCPGraph* psnrGraph =

@@ -3,6 +3,7 @@
 #include <qcustomplot.h>
 
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -89,13 +90,13 @@ StepDriftPlot::StepDriftPlot(QWidget* parent) : QWidget(parent), m_plot(new QCus
   m_plot->plotLayout()->setRowStretchFactor(2, 0.001);
   m_legend->setLayer(QStringLiteral("legend"));
   m_legend->setFillOrder(QCPLegend::foColumnsFirst);
-  m_legend->setWrap(3);
+  m_legend->setWrap(2);
   m_legend->setBorderPen(Qt::NoPen);
   m_legend->setVisible(false);
   auto* group = new QCPMarginGroup(m_plot);
   m_videoRect->setMarginGroup(QCP::msLeft | QCP::msRight, group);
   m_audioRect->setMarginGroup(QCP::msLeft | QCP::msRight, group);
-  setupLogAxis(m_videoRect->axis(QCPAxis::atLeft), tr("video rel L2"));
+  setupLogAxis(m_videoRect->axis(QCPAxis::atLeft), tr("video rel L2 (free-running: solid)"));
   setupLogAxis(m_audioRect->axis(QCPAxis::atLeft), tr("audio rel L2"));
   m_audioRect->axis(QCPAxis::atBottom)->setLabel(tr("step"));
   setMinimumSize(320, 240);
@@ -142,9 +143,14 @@ void StepDriftPlot::setData(const QList<CompareResult>& results,
     const QColor color = seriesColor(colorIndex++);
     QPen pen(color);
     pen.setWidthF(1.5);
-    const QString name =
-        (result.candidate.implSpec.isEmpty() ? result.candidate.path : result.candidate.implSpec) +
-        tr(" (free-running)");
+    QString name =
+        result.candidate.implSpec.isEmpty() ? result.candidate.path : result.candidate.implSpec;
+    // Bitwise-equal steps have zero drift (no point on a log axis): say so in the legend.
+    if (!result.steps.isEmpty() &&
+        std::all_of(result.steps.begin(), result.steps.end(),
+                    [](const StepDrift& d) { return d.videoRelL2 == 0 && d.audioRelL2 == 0; })) {
+      name += tr(" (bitwise equal)");
+    }
     QCPGraph* graph = addCurve(m_plot, m_videoRect, name, pen, x, video);
     addCurve(m_plot, m_audioRect, name, pen, x, audio);
     legend->addItem(new QCPPlottableLegendItem(legend, graph));
@@ -171,7 +177,7 @@ void StepDriftPlot::setData(const QList<CompareResult>& results,
     pen.setStyle(Qt::DashLine);
     pen.setWidthF(1.5);
     QCPGraph* graph =
-        addCurve(m_plot, m_videoRect, tr("candidate teacher-forced (one step)"), pen, x, video);
+        addCurve(m_plot, m_videoRect, tr("teacher-forced, one step (dashed)"), pen, x, video);
     addCurve(m_plot, m_audioRect, graph->name(), pen, x, audio);
     legend->addItem(new QCPPlottableLegendItem(legend, graph));
     const int first = std::isfinite(threshold) ? teacher->firstOver(threshold) : -1;

@@ -18,7 +18,8 @@ namespace h3p::ui {
 // free-running curve per comparison of the seed (the candidate and every provider variant, from
 // compare's "steps"), the teacher-forced one-step curve beside it (dashed) when a drift file is
 // given, the drift threshold as a dashed line, and a marker at each curve's first step over the
-// threshold. Zero values (bitwise equal) are left as gaps. Dumb widget.
+// threshold. Zero values (bitwise equal) are left as gaps and named so in the legend. Dumb
+// widget.
 class StepDriftPlot : public QWidget {
   Q_OBJECT
 
