@@ -32,6 +32,20 @@
 #include "ui/widgets/summary_view.h"
 
 using h3p::ui::MainWindow;
+
+// Stands in for the review view: the seek slot and frameChanged signal the window wires by name.
+class FakeReview : public QWidget {
+  Q_OBJECT
+
+ public:
+  int lastSeek = -1;
+
+ public slots:
+  void seek(int frame) { lastSeek = frame; }
+
+ signals:
+  void frameChanged(int frame);
+};
 using h3p::ui::RunsTreeModel;
 
 class MainWindowTest : public QObject {
@@ -46,6 +60,7 @@ class MainWindowTest : public QObject {
   void initTestCase();
   void opensWithTitleMenusAndPlaceholder();
   void tabsTakeAnInjectedReviewView();
+  void reviewViewIsWiredToThePlotsAndTheSelection();
   void verdictsSummaryAndPlotsFollowTheSelection();
   void plotClickEmitsSeekRequested();
   void droppedDirectoryOpens();
@@ -169,6 +184,32 @@ void MainWindowTest::tabsTakeAnInjectedReviewView() {
   QCOMPARE(tabs->count(), 4);
   QCOMPARE(qobject_cast<QLabel*>(tabs->widget(1))->text(), QString("second"));
   QTRY_VERIFY(first.isNull());
+}
+
+void MainWindowTest::reviewViewIsWiredToThePlotsAndTheSelection() {
+  QTemporaryDir runs;
+  MainWindow window;
+  window.openRunsDirectory(makeComparedRuns(runs));
+  auto* review = new FakeReview;
+  window.setReviewView(review);
+  QSignalSpy pairs(&window, &MainWindow::pairSelected);
+  QVERIFY(window.selectFirstSeed());
+  QCOMPARE(pairs.count(), 1);
+  QCOMPARE(pairs.at(0).at(0).toString(), runs.path() + "/c/candidate/seed-1");
+  QCOMPARE(pairs.at(0).at(1).toString(), runs.path() + "/c/provider/seed-1");
+
+  // A click in the frame plot seeks the review and shows its tab.
+  emit window.plotsView()->framePlot()->seekRequested(12);
+  QCOMPARE(review->lastSeek, 12);
+  QCOMPARE(window.tabs()->currentWidget(), review);
+  // Playback moves the plots' playhead.
+  emit review->frameChanged(21);
+  QCOMPARE(window.plotsView()->framePlot()->playhead(), 21);
+
+  // Selecting the provider run itself is no pair.
+  window.runsView()->setCurrentIndex(window.runsModel()->index(
+      0, 0, window.runsModel()->index(0, 0, window.runsModel()->index(0, 0))));
+  QCOMPARE(pairs.count(), 1);
 }
 
 void MainWindowTest::verdictsSummaryAndPlotsFollowTheSelection() {
@@ -295,11 +336,37 @@ void MainWindowTest::compareJobFromTheMenu() {
   QVERIFY(finished.wait(30000));
   QCOMPARE(job->state(), h3p::ui::Job::State::Succeeded);
   QCOMPARE(window.jobs()->model()->rowCount(), 1);
+
+  // Teacher-forced drift and generate from the menu.
+  window.findChild<QAction*>("driftAction")->trigger();
+  QCOMPARE(window.jobs()->jobs().size(), 2);
+  const QString drift = window.jobs()->jobs().at(1)->processArguments().join(' ');
+  QVERIFY2(drift.contains("ablate --candidate " + runs.path() + "/c/candidate/seed-1") &&
+               drift.contains("--all-steps --json " + runs.path() + "/c/drift-seed-1.json"),
+           qPrintable(drift));
+  QCOMPARE(window.jobs()->jobs().at(1)->kind(), h3p::ui::Job::Kind::Drift);
+  // generate needs the run's contract.json.
+  window.findChild<QAction*>("generateAction")->trigger();
+  QCOMPARE(window.jobs()->jobs().size(), 2);
+  QFile contract(runs.path() + "/c/candidate/seed-1/contract.json");
+  QVERIFY(contract.open(QIODevice::WriteOnly));
+  contract.close();
+  window.findChild<QAction*>("generateAction")->trigger();
+  QCOMPARE(window.jobs()->jobs().size(), 3);
+  QVERIFY(window.jobs()->jobs().at(2)->processArguments().join(' ').contains(
+      "generate --contract " + runs.path() +
+      "/c/candidate/seed-1/contract.json --impl candidate "
+      "--seed 1 --runs " +
+      QDir(runs.path()).absolutePath()));
+  for (h3p::ui::Job* job : window.jobs()->jobs()) {
+    if (job->state() == h3p::ui::Job::State::Running)
+      QVERIFY(QSignalSpy(job, &h3p::ui::Job::finished).wait(30000));
+  }
   // A provider run has nothing to compare against: no job.
   window.runsView()->setCurrentIndex(window.runsModel()->index(
       0, 0, window.runsModel()->index(1, 0, window.runsModel()->index(0, 0))));
   window.findChild<QAction*>("compareAction")->trigger();
-  QCOMPARE(window.jobs()->jobs().size(), 1);
+  QCOMPARE(window.jobs()->jobs().size(), 3);
 }
 
 QTEST_MAIN(MainWindowTest)

@@ -119,6 +119,16 @@ void MainWindow::setReviewView(QWidget* view) {
   }
   m_reviewView = view;
   m_tabs->insertTab(index, view, tr("Review"));
+
+  // Wire by name what the view offers, so that the window needs no review header: the plots'
+  // seeks drive its seek(int), its frameChanged(int) moves the plots' playhead.
+  const QMetaObject* meta = view->metaObject();
+  if (meta->indexOfSlot("seek(int)") >= 0) {
+    connect(this, SIGNAL(seekRequested(int)), view, SLOT(seek(int)));
+  }
+  if (meta->indexOfSignal("frameChanged(int)") >= 0) {
+    connect(view, SIGNAL(frameChanged(int)), m_plotsView, SLOT(setPlayhead(int)));
+  }
 }
 
 void MainWindow::createMenus() {
@@ -355,6 +365,10 @@ void MainWindow::onCurrentRunChanged(const QModelIndex& index) {
   const QString runDir = index.data(RunsTreeModel::PathRole).toString();
   statusBar()->showMessage(QDir::toNativeSeparators(runDir));
   emit runSelected(runDir);
+  const QString provider = providerRunFor(index);
+  if (!provider.isEmpty() && provider != runDir) {
+    emit pairSelected(runDir, provider);
+  }
 }
 
 void MainWindow::showSelection(const QModelIndex& index) {

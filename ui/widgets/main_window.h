@@ -41,7 +41,9 @@ class MainWindow : public QMainWindow {
   // ablation launcher, adds the directory to the recent list; reports the count in the status bar.
   void openRunsDirectory(const QString& runsDir);
 
-  // Puts `view` (owned by the window from now on) in the review tab, replacing the placeholder.
+  // Puts `view` (owned by the window from now on) in the review tab, replacing the placeholder
+  // or an earlier view. When the view has a slot seek(int) it receives seekRequested; when it
+  // has a signal frameChanged(int) the plots' playhead follows it.
   void setReviewView(QWidget* view);
   QWidget* reviewView() const { return m_reviewView; }
 
@@ -81,8 +83,11 @@ class MainWindow : public QMainWindow {
  signals:
   // A run (seed directory) was selected in the runs tree.
   void runSelected(const QString& runDir);
-  // A plot asked to show `frame` (connect the review view's seek here).
+  // A plot asked to show `frame` (setReviewView connects the review view's seek(int)).
   void seekRequested(int frame);
+  // A non-provider run was selected that has a provider run of its contract and seed: the pair
+  // to review side by side (run directories).
+  void pairSelected(const QString& candidateRun, const QString& providerRun);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
