@@ -1,13 +1,18 @@
 // Jobs: the CLI run as a child process with JSON progress parsed from stderr, the log, exit
 // codes, cancel by SIGTERM, command lines that re-run, and the jobs controller and model.
 // The CLI is stood in for by fake_cli.sh.
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
 #include <QSignalSpy>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "ui/controllers/job.h"
 #include "ui/controllers/jobs_controller.h"
 #include "ui/models/jobs_model.h"
+#include "ui/widgets/jobs_panel.h"
 
 using h3p::ui::Job;
 using h3p::ui::JobsController;
@@ -54,6 +59,7 @@ class JobsTest : public QObject {
   void progressLineParsingRejectsOtherLines();
   void controllerRerunsFromEditedCommandLine();
   void locateCliHonoursEnvironment();
+  void panelShowsLogCancelsAndReruns();
   void realCliRunsAsJob();
 };
 
@@ -183,6 +189,50 @@ void JobsTest::controllerRerunsFromEditedCommandLine() {
 void JobsTest::locateCliHonoursEnvironment() {
   ScopedEnv env{{"H3P_CLI", "/some/where/h3parity"}};
   QCOMPARE(JobsController::locateCli(), QString("/some/where/h3parity"));
+}
+
+void JobsTest::panelShowsLogCancelsAndReruns() {
+  ScopedEnv env{{"FAKE_STEPS", "1000"}, {"FAKE_SLEEP", "0.05"}};
+  JobsController controller;
+  controller.setCliPath(kFakeCli);
+  h3p::ui::JobsPanel panel;
+  panel.setModel(controller.model());
+  connect(&panel, &h3p::ui::JobsPanel::cancelRequested, [](Job* job) { job->cancel(); });
+  connect(&panel, &h3p::ui::JobsPanel::rerunRequested,
+          [&controller](Job* job, const QString& line) { controller.rerun(job, line); });
+  panel.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&panel));
+
+  Job* job = controller.start(Job::Kind::Generate, {"generate", "--seed", "4"});
+  panel.selectJob(job);
+  QCOMPARE(panel.selectedJob(), job);
+  auto* cancel = panel.findChild<QPushButton*>("jobCancelButton");
+  auto* rerun = panel.findChild<QPushButton*>("jobRerunButton");
+  QVERIFY(cancel->isEnabled());
+  QVERIFY(!rerun->isEnabled());
+  QCOMPARE(panel.commandLineEdit()->text(), job->commandLine());
+  QSignalSpy progress(job, &Job::progressChanged);
+  QVERIFY(progress.wait(30000));
+  QTRY_VERIFY(panel.logView()->toPlainText().contains("fake generate: --seed 4"));
+
+  QTest::mouseClick(cancel, Qt::LeftButton);
+  QVERIFY(waitFinished(job));
+  QCOMPARE(job->state(), Job::State::Cancelled);
+  QVERIFY(!cancel->isEnabled());
+  QVERIFY(rerun->isEnabled());
+  QTRY_VERIFY(panel.logView()->toPlainText().contains("cancelled"));
+
+  // Re-run from an edited command line.
+  qputenv("FAKE_STEPS", "2");
+  qunsetenv("FAKE_SLEEP");
+  panel.commandLineEdit()->setText(job->commandLine().replace("--seed 4", "--seed 5"));
+  QTest::mouseClick(rerun, Qt::LeftButton);
+  QCOMPARE(controller.jobs().size(), 2);
+  Job* second = controller.jobs().at(1);
+  QVERIFY(waitFinished(second));
+  QCOMPARE(second->state(), Job::State::Succeeded);
+  QVERIFY(second->log().contains("fake generate: --seed 5"));
+  QCOMPARE(panel.table()->model()->rowCount(), 2);
 }
 
 // Run by studio_views_screenshot.sh with H3P_CLI (the real h3parity) and H3P_JOBS_RUNS (runs
