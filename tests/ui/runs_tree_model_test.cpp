@@ -1,4 +1,4 @@
-// RunsTreeModel: the contract -> impl spec -> seed tree built from a runs directory on disk.
+// RunsTreeModel: the contract -> seed -> run (impl spec) tree built from a runs directory on disk.
 #include "ui/models/runs_tree_model.h"
 
 #include <QDir>
@@ -17,8 +17,8 @@ namespace {
 int kindOf(const QStandardItem* item) { return item->data(RunsTreeModel::KindRole).toInt(); }
 
 constexpr int kContract = static_cast<int>(RunsTreeModel::Kind::Contract);
-constexpr int kImpl = static_cast<int>(RunsTreeModel::Kind::Impl);
 constexpr int kSeed = static_cast<int>(RunsTreeModel::Kind::Seed);
+constexpr int kRun = static_cast<int>(RunsTreeModel::Kind::Run);
 
 }  // namespace
 
@@ -26,7 +26,8 @@ class RunsTreeModelTest : public QObject {
   Q_OBJECT
 
  private slots:
-  void twoManifestsGiveContractImplSeedRows();
+  void twoManifestsGiveContractSeedRunRows();
+  void runsOfOneSeedSitTogetherProviderFirst();
   void implSpecComesFromManifestNotDirectoryName();
   void seedsSortNumericallyAndNonRunsAreSkipped();
   void brokenManifestFallsBackToDirectoryNames();
@@ -34,7 +35,7 @@ class RunsTreeModelTest : public QObject {
   void rescanPicksUpNewRuns();
 };
 
-void RunsTreeModelTest::twoManifestsGiveContractImplSeedRows() {
+void RunsTreeModelTest::twoManifestsGiveContractSeedRunRows() {
   QTemporaryDir runs;
   QVERIFY(runs.isValid());
   // Fresh random seeds each time, so the seed rows cannot come from constants.
@@ -56,27 +57,50 @@ void RunsTreeModelTest::twoManifestsGiveContractImplSeedRows() {
   const QStandardItem* contract = model.item(0);
   QCOMPARE(contract->text(), QString("demo-tiny"));
   QCOMPARE(kindOf(contract), kContract);
-  QCOMPARE(contract->rowCount(), 2);
+  QCOMPARE(contract->rowCount(), 2);  // two seeds
 
-  // Impl directories in name order: candidate before provider.
-  const QStandardItem* candidate = contract->child(0);
-  const QStandardItem* provider = contract->child(1);
-  QCOMPARE(candidate->text(), QString("candidate"));
-  QCOMPARE(provider->text(), QString("provider"));
-  QCOMPARE(kindOf(candidate), kImpl);
-  QCOMPARE(candidate->rowCount(), 1);
-  QCOMPARE(provider->rowCount(), 1);
-
-  const QStandardItem* seedRowB = candidate->child(0);
-  const QStandardItem* seedRowA = provider->child(0);
+  // Seeds in numeric order, one run each.
+  const QStandardItem* seedRowA = contract->child(0);
+  const QStandardItem* seedRowB = contract->child(1);
   QCOMPARE(kindOf(seedRowA), kSeed);
   QCOMPARE(seedRowA->text(), QString("seed %1").arg(seedA));
   QCOMPARE(seedRowA->data(RunsTreeModel::SeedRole).toLongLong(), seedA);
-  QCOMPARE(seedRowA->data(RunsTreeModel::ImplSpecRole).toString(), QString("provider"));
-  QCOMPARE(seedRowA->data(RunsTreeModel::PathRole).toString(), QDir(runA).absolutePath());
-  QVERIFY(seedRowA->data(RunsTreeModel::ManifestErrorRole).toString().isEmpty());
-  QCOMPARE(seedRowB->data(RunsTreeModel::SeedRole).toLongLong(), seedB);
-  QCOMPARE(seedRowB->data(RunsTreeModel::ImplSpecRole).toString(), QString("candidate"));
+  QCOMPARE(seedRowA->data(RunsTreeModel::ContractRole).toString(), QString("demo-tiny"));
+  QCOMPARE(seedRowA->rowCount(), 1);
+  QCOMPARE(seedRowB->rowCount(), 1);
+
+  const QStandardItem* runRowA = seedRowA->child(0);
+  const QStandardItem* runRowB = seedRowB->child(0);
+  QCOMPARE(kindOf(runRowA), kRun);
+  QCOMPARE(runRowA->text(), QString("provider"));
+  QCOMPARE(runRowA->data(RunsTreeModel::SeedRole).toLongLong(), seedA);
+  QCOMPARE(runRowA->data(RunsTreeModel::ImplSpecRole).toString(), QString("provider"));
+  QCOMPARE(runRowA->data(RunsTreeModel::PathRole).toString(), QDir(runA).absolutePath());
+  QVERIFY(runRowA->data(RunsTreeModel::ManifestErrorRole).toString().isEmpty());
+  QCOMPARE(runRowB->data(RunsTreeModel::SeedRole).toLongLong(), seedB);
+  QCOMPARE(runRowB->data(RunsTreeModel::ImplSpecRole).toString(), QString("candidate"));
+  QCOMPARE(model.runDirectories(),
+           (QStringList{QDir(runA).absolutePath(), QDir(runB).absolutePath()}));
+}
+
+void RunsTreeModelTest::runsOfOneSeedSitTogetherProviderFirst() {
+  QTemporaryDir runs;
+  QVERIFY(runs.isValid());
+  for (const char* spec :
+       {"candidate", "provider:attention=math", "provider", "candidate:norm=provider"}) {
+    QString dir = spec;
+    dir.replace(':', '@');
+    QVERIFY(!writeRun(runs.path(), "c", dir, 3, manifestFor(spec, 3)).isEmpty());
+  }
+  RunsTreeModel model;
+  QCOMPARE(model.scan(runs.path()), 4);
+  const QStandardItem* seed = model.item(0)->child(0);
+  QCOMPARE(model.item(0)->rowCount(), 1);
+  QCOMPARE(seed->rowCount(), 4);
+  QStringList specs;
+  for (int r = 0; r < seed->rowCount(); ++r) specs << seed->child(r)->text();
+  QCOMPARE(specs, (QStringList{"provider", "candidate", "candidate:norm=provider",
+                               "provider:attention=math"}));
 }
 
 void RunsTreeModelTest::implSpecComesFromManifestNotDirectoryName() {
@@ -88,11 +112,9 @@ void RunsTreeModelTest::implSpecComesFromManifestNotDirectoryName() {
                .isEmpty());
   RunsTreeModel model;
   QCOMPARE(model.scan(runs.path()), 1);
-  const QStandardItem* impl = model.item(0)->child(0);
-  QCOMPARE(impl->text(), QString("candidate:attention=provider"));
-  QCOMPARE(impl->data(RunsTreeModel::ImplSpecRole).toString(),
-           QString("candidate:attention=provider"));
-  QCOMPARE(impl->child(0)->data(RunsTreeModel::ImplSpecRole).toString(),
+  const QStandardItem* run = model.item(0)->child(0)->child(0);
+  QCOMPARE(run->text(), QString("candidate:attention=provider"));
+  QCOMPARE(run->data(RunsTreeModel::ImplSpecRole).toString(),
            QString("candidate:attention=provider"));
 }
 
@@ -110,11 +132,11 @@ void RunsTreeModelTest::seedsSortNumericallyAndNonRunsAreSkipped() {
   RunsTreeModel model;
   QCOMPARE(model.scan(runs.path()), 3);
   QCOMPARE(model.rowCount(), 1);
-  const QStandardItem* impl = model.item(0)->child(0);
-  QCOMPARE(impl->rowCount(), 3);
-  QCOMPARE(impl->child(0)->data(RunsTreeModel::SeedRole).toLongLong(), 1);
-  QCOMPARE(impl->child(1)->data(RunsTreeModel::SeedRole).toLongLong(), 2);
-  QCOMPARE(impl->child(2)->data(RunsTreeModel::SeedRole).toLongLong(), 10);
+  const QStandardItem* contract = model.item(0);
+  QCOMPARE(contract->rowCount(), 3);
+  QCOMPARE(contract->child(0)->data(RunsTreeModel::SeedRole).toLongLong(), 1);
+  QCOMPARE(contract->child(1)->data(RunsTreeModel::SeedRole).toLongLong(), 2);
+  QCOMPARE(contract->child(2)->data(RunsTreeModel::SeedRole).toLongLong(), 10);
 }
 
 void RunsTreeModelTest::brokenManifestFallsBackToDirectoryNames() {
@@ -123,11 +145,12 @@ void RunsTreeModelTest::brokenManifestFallsBackToDirectoryNames() {
   QVERIFY(!writeRun(runs.path(), "c", "provider", 42, "{ not json").isEmpty());
   RunsTreeModel model;
   QCOMPARE(model.scan(runs.path()), 1);
-  const QStandardItem* impl = model.item(0)->child(0);
-  QCOMPARE(impl->text(), QString("provider"));
-  const QStandardItem* seed = impl->child(0);
+  const QStandardItem* seed = model.item(0)->child(0);
   QCOMPARE(seed->data(RunsTreeModel::SeedRole).toLongLong(), 42);
-  const QString error = seed->data(RunsTreeModel::ManifestErrorRole).toString();
+  const QStandardItem* run = seed->child(0);
+  QCOMPARE(run->text(), QString("provider"));
+  QCOMPARE(run->data(RunsTreeModel::SeedRole).toLongLong(), 42);
+  const QString error = run->data(RunsTreeModel::ManifestErrorRole).toString();
   QVERIFY2(error.contains("manifest.json"), qPrintable(error));
 }
 

@@ -3,12 +3,17 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QIcon>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QPainter>
+#include <QPixmap>
 #include <QRegularExpression>
 #include <algorithm>
 #include <optional>
 #include <vector>
+
+#include "ui/models/compare_index.h"
 
 namespace h3p::ui {
 
@@ -60,6 +65,65 @@ QStringList sortedSubdirectories(const QString& dir) {
   return names;
 }
 
+// A filled circle badge: green for pass, red for fail.
+QIcon badgeIcon(RunsTreeModel::Verdict verdict) {
+  if (verdict == RunsTreeModel::Verdict::None) {
+    return {};
+  }
+  QPixmap pixmap(14, 14);
+  pixmap.fill(Qt::transparent);
+  QPainter painter(&pixmap);
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.setPen(Qt::NoPen);
+  painter.setBrush(verdict == RunsTreeModel::Verdict::Pass ? QColor(0x2e, 0x9d, 0x45)
+                                                           : QColor(0xd0, 0x30, 0x30));
+  painter.drawEllipse(QRectF(1, 1, 12, 12));
+  return QIcon(pixmap);
+}
+
+QString verdictText(RunsTreeModel::Verdict verdict) {
+  switch (verdict) {
+    case RunsTreeModel::Verdict::Pass:
+      return QStringLiteral("pass");
+    case RunsTreeModel::Verdict::Fail:
+      return QStringLiteral("FAIL");
+    case RunsTreeModel::Verdict::None:
+      break;
+  }
+  return {};
+}
+
+void setVerdict(QStandardItem* item, RunsTreeModel::Verdict verdict, const QString& detail) {
+  item->setData(static_cast<int>(verdict), RunsTreeModel::VerdictRole);
+  item->setData(badgeIcon(verdict), Qt::DecorationRole);
+  QString tip = item->data(RunsTreeModel::PathRole).toString();
+  if (tip.isEmpty()) {
+    tip = item->data(RunsTreeModel::ContractRole).toString() + ", " + item->text();
+  }
+  const QString error = item->data(RunsTreeModel::ManifestErrorRole).toString();
+  if (!error.isEmpty()) {
+    tip += '\n' + error;
+  }
+  if (verdict != RunsTreeModel::Verdict::None) {
+    tip += '\n' + verdictText(verdict) + (detail.isEmpty() ? QString() : ": " + detail);
+  }
+  item->setToolTip(tip);
+}
+
+// Any Fail -> Fail; else any Pass -> Pass; else None.
+RunsTreeModel::Verdict aggregate(const QStandardItem* parent) {
+  bool anyPass = false;
+  for (int row = 0; row < parent->rowCount(); ++row) {
+    const auto verdict = static_cast<RunsTreeModel::Verdict>(
+        parent->child(row)->data(RunsTreeModel::VerdictRole).toInt());
+    if (verdict == RunsTreeModel::Verdict::Fail) {
+      return verdict;
+    }
+    anyPass = anyPass || verdict == RunsTreeModel::Verdict::Pass;
+  }
+  return anyPass ? RunsTreeModel::Verdict::Pass : RunsTreeModel::Verdict::None;
+}
+
 QStandardItem* makeItem(const QString& text, RunsTreeModel::Kind kind, const QString& path) {
   auto* item = new QStandardItem(text);
   item->setEditable(false);
@@ -87,67 +151,104 @@ int RunsTreeModel::scan(const QString& runsDir) {
   static const QRegularExpression seedDirPattern(QStringLiteral("^seed-(\\d+)$"));
   for (const QString& contract : sortedSubdirectories(m_runsDir)) {
     const QString contractPath = m_runsDir + '/' + contract;
-    QStandardItem* contractItem = nullptr;
 
+    // Every run of the contract: impl-dir/seed-<n> directories that hold a manifest.
+    struct Run {
+      qint64 seed;
+      QString implSpec;
+      QString path;
+      QString error;
+    };
+    std::vector<Run> runs;
     for (const QString& implDir : sortedSubdirectories(contractPath)) {
       const QString implPath = contractPath + '/' + implDir;
-
-      // Collect the seed directories that hold a manifest, in numeric order.
-      struct SeedRun {
-        qint64 dirSeed;
-        QString path;
-      };
-      std::vector<SeedRun> runs;
       for (const QString& seedDir : sortedSubdirectories(implPath)) {
         const QRegularExpressionMatch match = seedDirPattern.match(seedDir);
-        const QString seedPath = implPath + '/' + seedDir;
-        if (!match.hasMatch() || !QFileInfo(seedPath + QStringLiteral("/manifest.json")).isFile()) {
+        const QString runPath = implPath + '/' + seedDir;
+        if (!match.hasMatch() || !QFileInfo(runPath + QStringLiteral("/manifest.json")).isFile()) {
           continue;
         }
-        runs.push_back({match.captured(1).toLongLong(), seedPath});
+        const ManifestSummary manifest = readManifest(runPath + QStringLiteral("/manifest.json"));
+        runs.push_back({manifest.seed.value_or(match.captured(1).toLongLong()),
+                        manifest.implSpec.isEmpty() ? implDir : manifest.implSpec, runPath,
+                        manifest.error});
       }
-      if (runs.empty()) {
-        continue;
-      }
-      std::sort(runs.begin(), runs.end(),
-                [](const SeedRun& a, const SeedRun& b) { return a.dirSeed < b.dirSeed; });
+    }
+    if (runs.empty()) {
+      continue;
+    }
+    // Seeds in numeric order; within a seed the provider first, then by impl spec.
+    std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
+      if (a.seed != b.seed) return a.seed < b.seed;
+      const bool aProvider = a.implSpec == QLatin1String("provider");
+      const bool bProvider = b.implSpec == QLatin1String("provider");
+      if (aProvider != bProvider) return aProvider;
+      return a.implSpec < b.implSpec;
+    });
 
-      // Build the seed rows; the impl row takes its label from the first readable manifest.
-      QString implSpec;
-      QList<QStandardItem*> seedItems;
-      for (const SeedRun& run : runs) {
-        const ManifestSummary manifest = readManifest(run.path + QStringLiteral("/manifest.json"));
-        const qint64 seed = manifest.seed.value_or(run.dirSeed);
-        auto* seedItem = makeItem(tr("seed %1").arg(seed), Kind::Seed, run.path);
-        seedItem->setData(seed, SeedRole);
-        seedItem->setData(manifest.implSpec.isEmpty() ? implDir : manifest.implSpec, ImplSpecRole);
-        if (!manifest.error.isEmpty()) {
-          seedItem->setData(manifest.error, ManifestErrorRole);
-          seedItem->setToolTip(run.path + '\n' + manifest.error);
-        }
-        if (implSpec.isEmpty()) {
-          implSpec = manifest.implSpec;
-        }
-        seedItems.append(seedItem);
+    auto* contractItem = makeItem(contract, Kind::Contract, contractPath);
+    contractItem->setData(contract, ContractRole);
+    appendRow(contractItem);
+    QStandardItem* seedItem = nullptr;
+    for (const Run& run : runs) {
+      if (seedItem == nullptr || seedItem->data(SeedRole).toLongLong() != run.seed) {
+        seedItem = makeItem(tr("seed %1").arg(run.seed), Kind::Seed, QString());
+        seedItem->setData(contract, ContractRole);
+        seedItem->setData(run.seed, SeedRole);
+        seedItem->setToolTip(tr("%1, seed %2").arg(contract).arg(run.seed));
+        contractItem->appendRow(seedItem);
       }
-
-      if (implSpec.isEmpty()) {
-        implSpec = implDir;
+      auto* runItem = makeItem(run.implSpec, Kind::Run, run.path);
+      runItem->setData(contract, ContractRole);
+      runItem->setData(run.seed, SeedRole);
+      runItem->setData(run.implSpec, ImplSpecRole);
+      if (!run.error.isEmpty()) {
+        runItem->setData(run.error, ManifestErrorRole);
+        runItem->setToolTip(run.path + '\n' + run.error);
       }
-      auto* implItem = makeItem(implSpec, Kind::Impl, implPath);
-      implItem->setData(implSpec, ImplSpecRole);
-      for (QStandardItem* seedItem : seedItems) {
-        implItem->appendRow(seedItem);
-      }
-      if (contractItem == nullptr) {
-        contractItem = makeItem(contract, Kind::Contract, contractPath);
-        appendRow(contractItem);
-      }
-      contractItem->appendRow(implItem);
-      m_runCount += static_cast<int>(seedItems.size());
+      seedItem->appendRow(runItem);
+      ++m_runCount;
     }
   }
   return m_runCount;
+}
+
+void RunsTreeModel::applyVerdicts(const CompareIndex& index) {
+  for (int c = 0; c < rowCount(); ++c) {
+    QStandardItem* contractItem = item(c);
+    for (int i = 0; i < contractItem->rowCount(); ++i) {
+      QStandardItem* seedItem = contractItem->child(i);
+      for (int r = 0; r < seedItem->rowCount(); ++r) {
+        QStandardItem* runItem = seedItem->child(r);
+        const CompareResult* result = index.find(runItem->data(ContractRole).toString(),
+                                                 runItem->data(ImplSpecRole).toString(),
+                                                 runItem->data(SeedRole).toLongLong());
+        Verdict verdict = Verdict::None;
+        QString detail;
+        if (result != nullptr && result->passed.has_value()) {
+          verdict = *result->passed ? Verdict::Pass : Verdict::Fail;
+          detail = result->failures.join(QStringLiteral("; "));
+        }
+        setVerdict(runItem, verdict, detail);
+      }
+      setVerdict(seedItem, aggregate(seedItem), {});
+    }
+    setVerdict(contractItem, aggregate(contractItem), {});
+  }
+}
+
+QStringList RunsTreeModel::runDirectories() const {
+  QStringList dirs;
+  for (int c = 0; c < rowCount(); ++c) {
+    const QStandardItem* contractItem = item(c);
+    for (int i = 0; i < contractItem->rowCount(); ++i) {
+      const QStandardItem* seedItem = contractItem->child(i);
+      for (int r = 0; r < seedItem->rowCount(); ++r) {
+        dirs.append(seedItem->child(r)->data(PathRole).toString());
+      }
+    }
+  }
+  return dirs;
 }
 
 int RunsTreeModel::rescan() { return scan(m_runsDir); }

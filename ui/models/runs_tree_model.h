@@ -6,9 +6,11 @@
 namespace h3p::ui {
 
 // Tree of the runs under a runs directory laid out as
-// RUNS/<contract>/<impl-dir>/seed-<n>/manifest.json: contract -> impl spec -> seed.
-// Only seed directories holding a manifest.json count as runs; empty branches are left out.
-// Scanning reads each manifest once, on the calling (UI) thread.
+// RUNS/<contract>/<impl-dir>/seed-<n>/manifest.json: contract -> seed -> run (one per impl
+// spec; the provider first, then the others by spec), so that the candidate and every provider
+// variant of a seed sit side by side. Only seed directories holding a manifest.json count as
+// runs; empty branches are left out. Scanning reads each manifest once, on the calling (UI)
+// thread.
 class RunsTreeModel : public QStandardItemModel {
   Q_OBJECT
 
@@ -16,17 +18,27 @@ class RunsTreeModel : public QStandardItemModel {
   // What a row stands for; stored under KindRole.
   enum class Kind {
     Contract,  // a contract directory
-    Impl,      // an impl-spec directory inside a contract
-    Seed,      // one run: a seed directory with a manifest
+    Seed,      // the runs of one seed of a contract
+    Run,       // one run: RUNS/<contract>/<impl-dir>/seed-<n> with a manifest
   };
 
   // Extra item data roles.
   enum Role {
     KindRole = Qt::UserRole + 1,  // Kind, as int
-    PathRole,                     // absolute directory path of the row (QString)
-    ImplSpecRole,                 // impl spec string (impl and seed rows)
-    SeedRole,                     // seed number (seed rows, qint64)
-    ManifestErrorRole,            // non-empty when the seed's manifest could not be read (QString)
+    PathRole,           // absolute directory: the contract's or the run's; empty for seeds
+    ImplSpecRole,       // impl spec string (run rows)
+    SeedRole,           // seed number (seed and run rows, qint64)
+    ManifestErrorRole,  // non-empty when the run's manifest could not be read (QString)
+    ContractRole,       // contract directory name (every row)
+    VerdictRole,        // Verdict, as int (set by applyVerdicts)
+  };
+
+  // Pass/fail badge of a row from compare results. A run row is judged by the comparison whose
+  // candidate it is; seed and contract rows aggregate their children (any Fail -> Fail).
+  enum class Verdict {
+    None,  // no comparison with bounds found
+    Pass,  // compared and within the bounds
+    Fail,  // compared and outside the bounds
   };
 
   explicit RunsTreeModel(QObject* parent = nullptr);
@@ -35,13 +47,19 @@ class RunsTreeModel : public QStandardItemModel {
   // A missing or unreadable directory leaves the model empty and returns 0.
   int scan(const QString& runsDir);
 
+  // Sets VerdictRole, a coloured badge icon and the tooltip of every row from `index`.
+  void applyVerdicts(const class CompareIndex& index);
+
+  // Absolute paths of every run row (run directory), in tree order.
+  QStringList runDirectories() const;
+
   // Re-scans the directory given to the last scan().
   int rescan();
 
   // The directory given to the last scan() (absolute), empty before the first scan.
   QString runsDirectory() const;
 
-  // Number of runs (seed rows) found by the last scan.
+  // Number of runs (run rows) found by the last scan.
   int runCount() const;
 
  private:

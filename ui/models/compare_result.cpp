@@ -1,0 +1,182 @@
+#include "ui/models/compare_result.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QJsonValue>
+#include <cmath>
+#include <limits>
+
+#include "core/common/error.h"
+
+namespace h3p::ui {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+[[noreturn]] void fail(const QString& file, const QString& field, const QString& what) {
+  throw h3p::InputError((file + ": " + field + ": " + what).toStdString());
+}
+
+QJsonObject requireObject(const QString& file, const QJsonObject& parent, const QString& key) {
+  const QJsonValue value = parent.value(key);
+  if (!value.isObject()) {
+    fail(file, key,
+         value.isUndefined() ? QStringLiteral("missing") : QStringLiteral("not an object"));
+  }
+  return value.toObject();
+}
+
+CompareSide readSide(const QJsonObject& object) {
+  CompareSide side;
+  side.path = object.value(QStringLiteral("path")).toString();
+  side.contract = object.value(QStringLiteral("contract")).toString();
+  side.implSpec = object.value(QStringLiteral("impl_spec")).toString();
+  const QJsonValue seed = object.value(QStringLiteral("seed"));
+  side.seed = seed.isDouble() ? seed.toInteger() : -1;
+  return side;
+}
+
+}  // namespace
+
+double jsonNumber(const QJsonValue& value) {
+  if (value.isDouble()) {
+    return value.toDouble();
+  }
+  if (value.isString()) {
+    const QString text = value.toString().toLower();
+    if (text == QLatin1String("inf") || text == QLatin1String("+inf")) {
+      return std::numeric_limits<double>::infinity();
+    }
+    if (text == QLatin1String("-inf")) {
+      return -std::numeric_limits<double>::infinity();
+    }
+  }
+  return kNaN;
+}
+
+bool CompareResult::violates(const QString& key, double value) const {
+  if (!bounds.present || std::isnan(value)) {
+    return false;
+  }
+  if (key == QLatin1String("psnr_db")) {
+    return !std::isnan(bounds.psnrDbMin) && value < bounds.psnrDbMin;
+  }
+  if (key == QLatin1String("ssim")) {
+    return !std::isnan(bounds.ssimMin) && value < bounds.ssimMin;
+  }
+  if (key == QLatin1String("temporal_rmse")) {
+    return !std::isnan(bounds.temporalRmseMax) && value > bounds.temporalRmseMax;
+  }
+  if (key == QLatin1String("audio_rel_l2")) {
+    return !std::isnan(bounds.audioRelL2Max) && value > bounds.audioRelL2Max;
+  }
+  return false;
+}
+
+CompareResult parseCompareObject(const QString& file, const QJsonObject& object) {
+  CompareResult result;
+  result.file = file;
+  result.candidate = readSide(requireObject(file, object, QStringLiteral("candidate")));
+  result.provider = readSide(requireObject(file, object, QStringLiteral("provider")));
+
+  // Summary.
+  const QJsonObject summary = requireObject(file, object, QStringLiteral("summary"));
+  result.psnrDb = jsonNumber(summary.value(QStringLiteral("psnr_db")));
+  result.ssim = jsonNumber(summary.value(QStringLiteral("ssim")));
+  result.temporalRmse = jsonNumber(summary.value(QStringLiteral("temporal_rmse")));
+  result.audioRelL2 = jsonNumber(summary.value(QStringLiteral("audio_rel_l2")));
+  result.psnrDbFfmpeg = jsonNumber(summary.value(QStringLiteral("psnr_db_ffmpeg")));
+  result.ssimFfmpeg = jsonNumber(summary.value(QStringLiteral("ssim_ffmpeg")));
+  const QJsonValue passed = summary.value(QStringLiteral("passed"));
+  if (passed.isBool()) {
+    result.passed = passed.toBool();
+  }
+
+  // Bounds (absent or null: judged without bounds).
+  const QJsonValue boundsValue = object.value(QStringLiteral("bounds"));
+  result.bounds = {kNaN, kNaN, kNaN, kNaN, false, false};
+  if (boundsValue.isObject()) {
+    const QJsonObject bounds = boundsValue.toObject();
+    result.bounds.present = true;
+    result.bounds.psnrDbMin = jsonNumber(bounds.value(QStringLiteral("psnr_db_min")));
+    result.bounds.ssimMin = jsonNumber(bounds.value(QStringLiteral("ssim_min")));
+    result.bounds.temporalRmseMax = jsonNumber(bounds.value(QStringLiteral("temporal_rmse_max")));
+    result.bounds.audioRelL2Max = jsonNumber(bounds.value(QStringLiteral("audio_rel_l2_max")));
+    result.bounds.postHoc = bounds.value(QStringLiteral("post_hoc")).toBool();
+  }
+
+  for (const QJsonValue& failure : object.value(QStringLiteral("failures")).toArray()) {
+    result.failures.append(
+        failure.isString()
+            ? failure.toString()
+            : QString::fromUtf8(QJsonDocument(failure.toObject()).toJson(QJsonDocument::Compact)));
+  }
+
+  // Per-frame and per-step series.
+  const QJsonValue frames = object.value(QStringLiteral("frames"));
+  if (!frames.isUndefined() && !frames.isNull() && !frames.isArray()) {
+    fail(file, QStringLiteral("frames"), QStringLiteral("not an array"));
+  }
+  for (const QJsonValue& value : frames.toArray()) {
+    const QJsonObject frame = value.toObject();
+    result.frames.append({frame.value(QStringLiteral("index")).toInt(),
+                          jsonNumber(frame.value(QStringLiteral("psnr_db"))),
+                          jsonNumber(frame.value(QStringLiteral("ssim"))),
+                          jsonNumber(frame.value(QStringLiteral("psnr_db_ffmpeg"))),
+                          jsonNumber(frame.value(QStringLiteral("ssim_ffmpeg")))});
+  }
+  const QJsonValue steps = object.value(QStringLiteral("steps"));
+  if (!steps.isUndefined() && !steps.isNull() && !steps.isArray()) {
+    fail(file, QStringLiteral("steps"), QStringLiteral("not an array"));
+  }
+  for (const QJsonValue& value : steps.toArray()) {
+    const QJsonObject step = value.toObject();
+    result.steps.append({step.value(QStringLiteral("step")).toInt(),
+                         jsonNumber(step.value(QStringLiteral("video_rel_l2"))),
+                         jsonNumber(step.value(QStringLiteral("audio_rel_l2")))});
+  }
+  result.stepThreshold = jsonNumber(object.value(QStringLiteral("step_threshold")));
+  QJsonValue first = object.value(QStringLiteral("first_step_over_threshold"));
+  if (first.isUndefined()) {
+    first = summary.value(QStringLiteral("first_step_over_threshold"));
+  }
+  result.firstStepOverThreshold = first.isDouble() ? first.toInt() : -1;
+  return result;
+}
+
+QList<CompareResult> readCompareFile(const QString& file) {
+  QFile in(file);
+  if (!in.open(QIODevice::ReadOnly)) {
+    fail(file, QStringLiteral("open"), in.errorString());
+  }
+  QJsonParseError error;
+  const QJsonDocument doc = QJsonDocument::fromJson(in.readAll(), &error);
+  if (error.error != QJsonParseError::NoError) {
+    fail(file, QStringLiteral("offset %1").arg(error.offset), error.errorString());
+  }
+  if (!doc.isObject()) {
+    fail(file, QStringLiteral("top level"), QStringLiteral("not an object"));
+  }
+  const QJsonObject root = doc.object();
+  QList<CompareResult> results;
+  if (root.contains(QStringLiteral("comparisons"))) {
+    const QJsonValue list = root.value(QStringLiteral("comparisons"));
+    if (!list.isArray()) {
+      fail(file, QStringLiteral("comparisons"), QStringLiteral("not an array"));
+    }
+    for (const QJsonValue& value : list.toArray()) {
+      if (!value.isObject()) {
+        fail(file, QStringLiteral("comparisons"), QStringLiteral("element is not an object"));
+      }
+      results.append(parseCompareObject(file, value.toObject()));
+    }
+    return results;
+  }
+  results.append(parseCompareObject(file, root));
+  return results;
+}
+
+}  // namespace h3p::ui

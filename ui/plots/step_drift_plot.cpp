@@ -1,0 +1,222 @@
+#include "ui/plots/step_drift_plot.h"
+
+#include <qcustomplot.h>
+
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ui/plots/plot_palette.h"
+
+namespace h3p::ui {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Positive finite values only; zero (bitwise equal) and non-finite become gaps on a log axis.
+double logSafe(double value) { return std::isfinite(value) && value > 0 ? value : kNaN; }
+
+void setupLogAxis(QCPAxis* axis, const QString& label) {
+  axis->setScaleType(QCPAxis::stLogarithmic);
+  QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
+  axis->setTicker(ticker);
+  axis->setNumberFormat(QStringLiteral("eb"));
+  axis->setNumberPrecision(0);
+  axis->setLabel(label);
+}
+
+struct Range {
+  double low = std::numeric_limits<double>::infinity();
+  double high = 0;
+  void add(double v) {
+    if (std::isfinite(v) && v > 0) {
+      low = std::min(low, v);
+      high = std::max(high, v);
+    }
+  }
+  // Whole decades around the values, at least two, so the log ticks fall on powers of ten.
+  QCPRange padded() const {
+    if (!std::isfinite(low) || high <= 0) return QCPRange(1e-6, 1);
+    double lowDecade = std::floor(std::log10(low));
+    double highDecade = std::ceil(std::log10(high));
+    if (highDecade - lowDecade < 2) {
+      lowDecade = highDecade - 2;
+    }
+    return QCPRange(std::pow(10.0, lowDecade), std::pow(10.0, highDecade));
+  }
+};
+
+QCPGraph* addCurve(QCustomPlot* plot, QCPAxisRect* rect, const QString& name, const QPen& pen,
+                   const QVector<double>& x, const QVector<double>& y) {
+  QCPGraph* graph = plot->addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+  graph->setName(name);
+  graph->setPen(pen);
+  graph->setData(x, y, true);
+  return graph;
+}
+
+void addMarker(QCustomPlot* plot, QCPAxisRect* rect, double step, double value,
+               const QColor& color) {
+  auto* tracer = new QCPItemTracer(plot);
+  tracer->setClipAxisRect(rect);
+  tracer->position->setAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+  tracer->position->setCoords(step, value);
+  tracer->setStyle(QCPItemTracer::tsCircle);
+  tracer->setSize(11);
+  QPen pen(color);
+  pen.setWidthF(2);
+  tracer->setPen(pen);
+  tracer->setBrush(Qt::NoBrush);
+}
+
+}  // namespace
+
+StepDriftPlot::StepDriftPlot(QWidget* parent) : QWidget(parent), m_plot(new QCustomPlot(this)) {
+  setObjectName(QStringLiteral("stepDriftPlot"));
+  m_plot->setObjectName(QStringLiteral("stepDriftCustomPlot"));
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(m_plot);
+  m_plot->plotLayout()->clear();
+  m_videoRect = new QCPAxisRect(m_plot);
+  m_audioRect = new QCPAxisRect(m_plot);
+  m_plot->plotLayout()->addElement(0, 0, m_videoRect);
+  m_plot->plotLayout()->addElement(1, 0, m_audioRect);
+  m_plot->setAutoAddPlottableToLegend(false);  // the legend lists one entry per run
+  m_legend = new QCPLegend;
+  m_plot->plotLayout()->addElement(2, 0, m_legend);
+  m_plot->plotLayout()->setRowStretchFactor(2, 0.001);
+  m_legend->setLayer(QStringLiteral("legend"));
+  m_legend->setFillOrder(QCPLegend::foColumnsFirst);
+  m_legend->setWrap(2);
+  m_legend->setBorderPen(Qt::NoPen);
+  m_legend->setVisible(false);
+  auto* group = new QCPMarginGroup(m_plot);
+  m_videoRect->setMarginGroup(QCP::msLeft | QCP::msRight, group);
+  m_audioRect->setMarginGroup(QCP::msLeft | QCP::msRight, group);
+  setupLogAxis(m_videoRect->axis(QCPAxis::atLeft), tr("video rel L2 (free-running: solid)"));
+  setupLogAxis(m_audioRect->axis(QCPAxis::atLeft), tr("audio rel L2"));
+  m_audioRect->axis(QCPAxis::atBottom)->setLabel(tr("step"));
+  setMinimumSize(320, 240);
+}
+
+int StepDriftPlot::curveCount() const { return m_videoRect->graphs().size(); }
+
+void StepDriftPlot::setData(const QList<CompareResult>& results,
+                            const std::optional<DriftSeries>& teacher, double threshold) {
+  m_legend->clearItems();
+  m_plot->clearGraphs();
+  m_plot->clearItems();
+  m_markers.clear();
+  if (std::isnan(threshold)) {
+    for (const CompareResult& result : results) {
+      if (std::isfinite(result.stepThreshold)) {
+        threshold = result.stepThreshold;
+        break;
+      }
+    }
+  }
+
+  Range videoRange, audioRange;
+  int lastStep = 0;
+  QCPLegend* legend = m_legend;
+
+  // Free-running drift per comparison (candidate and provider variants).
+  int colorIndex = 0;
+  for (const CompareResult& result : results) {
+    QVector<double> x, video, audio;
+    int first = -1;
+    for (const StepDrift& step : result.steps) {
+      x.append(step.step);
+      video.append(logSafe(step.videoRelL2));
+      audio.append(logSafe(step.audioRelL2));
+      videoRange.add(step.videoRelL2);
+      audioRange.add(step.audioRelL2);
+      lastStep = std::max(lastStep, step.step);
+      if (first < 0 && std::isfinite(threshold) &&
+          (step.videoRelL2 > threshold || step.audioRelL2 > threshold)) {
+        first = step.step;
+      }
+    }
+    const QColor color = seriesColor(colorIndex++);
+    QPen pen(color);
+    pen.setWidthF(1.5);
+    QString name =
+        result.candidate.implSpec.isEmpty() ? result.candidate.path : result.candidate.implSpec;
+    // Bitwise-equal steps have zero drift (no point on a log axis): say so in the legend.
+    if (!result.steps.isEmpty() &&
+        std::all_of(result.steps.begin(), result.steps.end(),
+                    [](const StepDrift& d) { return d.videoRelL2 == 0 && d.audioRelL2 == 0; })) {
+      name += tr(" (bitwise equal)");
+    }
+    QCPGraph* graph = addCurve(m_plot, m_videoRect, name, pen, x, video);
+    addCurve(m_plot, m_audioRect, name, pen, x, audio);
+    legend->addItem(new QCPPlottableLegendItem(legend, graph));
+    m_markers.append(first);
+    if (first >= 0) {
+      const int i = static_cast<int>(x.indexOf(first));
+      addMarker(m_plot, m_videoRect, first, video.at(i), color);
+      addMarker(m_plot, m_audioRect, first, audio.at(i), color);
+    }
+  }
+
+  // Teacher-forced one-step drift beside the free-running curve.
+  if (teacher.has_value()) {
+    QVector<double> x, video, audio;
+    for (const DriftPoint& point : teacher->points) {
+      x.append(point.step);
+      video.append(logSafe(point.teacherVideo));
+      audio.append(logSafe(point.teacherAudio));
+      videoRange.add(point.teacherVideo);
+      audioRange.add(point.teacherAudio);
+      lastStep = std::max(lastStep, point.step);
+    }
+    QPen pen(QColor(0x30, 0x30, 0x30));
+    pen.setStyle(Qt::DashLine);
+    pen.setWidthF(1.5);
+    QCPGraph* graph =
+        addCurve(m_plot, m_videoRect, tr("teacher-forced, one step (dashed)"), pen, x, video);
+    addCurve(m_plot, m_audioRect, graph->name(), pen, x, audio);
+    legend->addItem(new QCPPlottableLegendItem(legend, graph));
+    const int first = std::isfinite(threshold) ? teacher->firstOver(threshold) : -1;
+    m_markers.append(first);
+    if (first >= 0) {
+      const int i = static_cast<int>(x.indexOf(first));
+      addMarker(m_plot, m_videoRect, first, video.at(i), pen.color());
+      addMarker(m_plot, m_audioRect, first, audio.at(i), pen.color());
+    }
+  }
+
+  // Threshold line.
+  if (std::isfinite(threshold) && threshold > 0) {
+    QPen pen(QColor(0xd0, 0x30, 0x30));
+    pen.setStyle(Qt::DashLine);
+    for (QCPAxisRect* rect : {m_videoRect, m_audioRect}) {
+      auto* line = new QCPItemStraightLine(m_plot);
+      line->setClipAxisRect(rect);
+      line->point1->setAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+      line->point2->setAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+      line->point1->setCoords(0, threshold);
+      line->point2->setCoords(1, threshold);
+      line->setPen(pen);
+    }
+    videoRange.add(threshold);
+    audioRange.add(threshold);
+  }
+
+  for (QCPAxisRect* rect : {m_videoRect, m_audioRect}) {
+    rect->axis(QCPAxis::atBottom)->setRange(-0.5, lastStep + 0.5);
+  }
+  m_videoRect->axis(QCPAxis::atLeft)->setRange(videoRange.padded());
+  m_audioRect->axis(QCPAxis::atLeft)->setRange(audioRange.padded());
+  legend->setVisible(legend->itemCount() > 0);
+  m_plot->replot();
+}
+
+bool StepDriftPlot::savePng(const QString& file, int width, int height) {
+  return m_plot->savePng(file, width, height);
+}
+
+}  // namespace h3p::ui
