@@ -1,0 +1,12 @@
+#pragma once
+// Finding a pair to review in a runs directory (RUNS/<contract>/<impl>/seed-<n>/).
+#include <QPair>
+#include <QString>
+
+namespace h3p::ui {
+
+// The first seed (contracts and seeds in name order) that has both a `candidate` and a
+// `provider` run with decoded frames: (candidate run, provider run). Empty strings when none.
+QPair<QString, QString> findReviewPair(const QString& runsDir);
+
+}  // namespace h3p::ui
