@@ -31,6 +31,12 @@ AudioClock::AudioClock(QObject* parent) : QObject(parent) {
 
 AudioClock::~AudioClock() { closeDevice(); }
 
+void AudioClock::close() {
+  stop();
+  closeDevice();
+  m_deviceDescription = tr("closed");
+}
+
 void AudioClock::setTracks(std::vector<float> a, std::vector<float> b, int sampleRate) {
   closeDevice();
   m_tracks[0] = std::move(a);

@@ -40,6 +40,9 @@ class AudioClock : public QObject {
   double position();
   // True when an audio device plays and drives position().
   bool audioMaster() const { return m_io != nullptr; }
+  // Closes the output device (the clock falls back to the monotonic clock until setTracks()).
+  // Qt 6.4 runs the event loop while a sink closes: owners call this while still intact.
+  void close();
   // The output device's description, or why there is none.
   QString deviceDescription() const { return m_deviceDescription; }
   // Seconds of audio queued ahead of what is heard (the stream buffer), 0 without a device.

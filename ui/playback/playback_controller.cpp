@@ -22,13 +22,20 @@ PlaybackController::PlaybackController(QObject* parent)
   m_wall.start();
 }
 
-PlaybackController::~PlaybackController() = default;
+PlaybackController::~PlaybackController() { shutdown(); }
+
+void PlaybackController::shutdown() {
+  pause();
+  m_clock->close();
+}
 
 void PlaybackController::setSources(std::shared_ptr<const FrameSource> a,
                                     std::shared_ptr<const FrameSource> b) {
   pause();
+  // The shown frame and the canvas still point into the old mappings: keep them until the
+  // first new frame is presented below (setTracks may run the event loop).
+  const auto oldA = m_a, oldB = m_b;
   m_prefetcher.reset();
-  m_current = {};
   m_a = std::move(a);
   m_b = std::move(b);
   m_count = std::min(m_a->frameCount(), m_b->frameCount());

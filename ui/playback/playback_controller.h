@@ -55,6 +55,10 @@ class PlaybackController : public QObject {
   // Whether presented frames carry the colour-mapped difference, and its gain.
   void setDifference(bool on, double gain);
 
+  // Pauses and closes the audio device; call before the owners are torn down (the sink runs
+  // the event loop while it closes).
+  void shutdown();
+
   PlaybackStats stats() const { return m_stats; }
   void resetStats();
 

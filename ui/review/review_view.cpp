@@ -89,7 +89,10 @@ ReviewView::ReviewView(QWidget* parent)
   updateFrameLabel();
 }
 
-ReviewView::~ReviewView() = default;
+ReviewView::~ReviewView() {
+  // Close the audio sink while every widget is still whole: closing runs the event loop.
+  m_controller->playback()->shutdown();
+}
 
 QWidget* ReviewView::createControls() {
   auto* bar = new QWidget(this);

@@ -1,0 +1,169 @@
+// h3parity-studio-bench: the review playback benchmark. Opens two sources in the review view
+// (a real window: run it under Xvfb), plays the whole clip once with the audio clock as master,
+// then seeks to random frames, and prints fps, dropped frames, the shown frame's lag behind the
+// audio clock (A/V drift), the clock's rate against the monotonic clock, CPU use and seek
+// latency; --json adds one JSON line, --log FILE writes one line per painted frame.
+//   h3parity-studio-bench [--seeks N] [--warmup-ms MS] [--json] [--log FILE] LEFT RIGHT
+// Exit 0 when it ran (figures are reported, not judged), 2 on bad input.
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRandomGenerator>
+#include <QTextStream>
+#include <QTimer>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/common/error.h"
+#include "ui/playback/audio_clock.h"
+#include "ui/playback/playback_controller.h"
+#include "ui/review/review_canvas.h"
+#include "ui/review/review_controller.h"
+#include "ui/review/review_view.h"
+
+namespace {
+
+double cpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+         (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+void waitMs(int ms) {
+  QEventLoop loop;
+  QTimer::singleShot(ms, &loop, &QEventLoop::quit);
+  loop.exec();
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  QApplication app(argc, argv);
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("Review playback benchmark"));
+  parser.addHelpOption();
+  const QCommandLineOption seeksOption(QStringLiteral("seeks"), QStringLiteral("Random seeks to time."),
+                                       QStringLiteral("N"), QStringLiteral("50"));
+  const QCommandLineOption warmupOption(QStringLiteral("warmup-ms"),
+                                        QStringLiteral("Wait before playing (audio stream start)."),
+                                        QStringLiteral("MS"), QStringLiteral("1500"));
+  const QCommandLineOption jsonOption(QStringLiteral("json"), QStringLiteral("Print a JSON line too."));
+  const QCommandLineOption logOption(QStringLiteral("log"),
+                                     QStringLiteral("Write 'frame clock_s wall_s' per painted frame."),
+                                     QStringLiteral("FILE"));
+  const QCommandLineOption sideOption(QStringLiteral("heard"), QStringLiteral("Heard side: A or B."),
+                                      QStringLiteral("SIDE"), QStringLiteral("A"));
+  parser.addOptions({seeksOption, warmupOption, jsonOption, logOption, sideOption});
+  parser.addPositionalArgument(QStringLiteral("LEFT"), QStringLiteral("Run directory or video (A)."));
+  parser.addPositionalArgument(QStringLiteral("RIGHT"), QStringLiteral("Run directory or video (B)."));
+  parser.process(app);
+  QTextStream out(stdout);
+  QTextStream err(stderr);
+  const QStringList args = parser.positionalArguments();
+  if (args.size() != 2) {
+    err << "error: expected LEFT and RIGHT\n";
+    return 2;
+  }
+
+  h3p::ui::ReviewView view;
+  try {
+    view.openPair(args[0], args[1]);
+  } catch (const h3p::Error& e) {
+    err << "error: " << e.what() << "\n";
+    return 2;
+  }
+  h3p::ui::PlaybackController* playback = view.controller()->playback();
+  playback->setHeardSide(parser.value(sideOption).toUpper() == QStringLiteral("B") ? 1 : 0);
+  view.resize(1920, 1080);
+  view.show();
+  waitMs(parser.value(warmupOption).toInt());
+
+  // Playback: the whole clip once.
+  QFile logFile(parser.value(logOption));
+  QTextStream log(&logFile);
+  QElapsedTimer wall;
+  wall.start();
+  if (parser.isSet(logOption)) {
+    if (!logFile.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+      err << "error: " << logFile.fileName() << ": cannot write\n";
+      return 2;
+    }
+    QObject::connect(view.canvas(), &h3p::ui::ReviewCanvas::painted, &view, [&](int frame) {
+      if (!playback->isPlaying()) return;
+      log << frame << ' ' << QString::number(playback->clock()->position(), 'f', 6) << ' '
+          << QString::number(wall.nsecsElapsed() / 1e9, 'f', 6) << '\n';
+    });
+  }
+  playback->resetStats();
+  const double cpu0 = cpuSeconds();
+  QElapsedTimer playWall;
+  playWall.start();
+  QEventLoop done;
+  QObject::connect(playback, &h3p::ui::PlaybackController::playingChanged, &done,
+                   [&](bool playing) { if (!playing) done.quit(); });
+  const double clipSeconds = view.frameCount() / playback->fps();
+  QTimer::singleShot(static_cast<int>(clipSeconds * 3000 + 10000), &done, &QEventLoop::quit);
+  view.play();
+  done.exec();
+  const double playSeconds = playWall.nsecsElapsed() / 1e9;
+  const double cpu = (cpuSeconds() - cpu0) / playSeconds;
+  log.flush();
+  const h3p::ui::PlaybackStats stats = playback->stats();
+  const double fps = stats.wallSeconds > 0 ? (stats.painted - 1) / stats.wallSeconds : 0;
+
+  // Seeks: random frames, each timed from the request to the painted frame.
+  std::vector<double> seekMs;
+  QRandomGenerator random(7);
+  for (int i = 0; i < parser.value(seeksOption).toInt(); ++i) {
+    const int frame = random.bounded(view.frameCount());
+    QElapsedTimer t;
+    t.start();
+    view.seek(frame);
+    view.canvas()->repaint();
+    seekMs.push_back(t.nsecsElapsed() / 1e6);
+    QApplication::processEvents();
+  }
+  std::sort(seekMs.begin(), seekMs.end());
+  const double seekMedian = seekMs.empty() ? 0 : seekMs[seekMs.size() / 2];
+  const double seekMax = seekMs.empty() ? 0 : seekMs.back();
+
+  const h3p::ui::AudioClock* clock = playback->clock();
+  out << "clip: " << view.frameCount() << " frames " << QString::number(playback->fps()) << " fps, "
+      << view.canvas()->frameIndex() << " last, audio: "
+      << (clock->audioMaster() ? clock->deviceDescription() : QStringLiteral("none (monotonic clock)"))
+      << "\n";
+  out << "playback: " << stats.painted << " frames painted in " << QString::number(stats.wallSeconds, 'f', 3)
+      << " s = " << QString::number(fps, 'f', 2) << " fps, dropped " << stats.dropped
+      << ", prefetch misses " << stats.prefetchMisses << ", CPU " << QString::number(cpu * 100, 'f', 0)
+      << " %\n";
+  out << "a/v: shown frame lag behind the audio clock " << QString::number(stats.minLagMs, 'f', 1) << " .. "
+      << QString::number(stats.maxLagMs, 'f', 1) << " ms (one frame = "
+      << QString::number(1000 / playback->fps(), 'f', 1) << " ms); clock/monotonic rate "
+      << QString::number(stats.wallSeconds > 0 ? stats.clockSeconds / stats.wallSeconds : 0, 'f', 4) << "\n";
+  out << "seek: " << seekMs.size() << " random seeks, median " << QString::number(seekMedian, 'f', 1)
+      << " ms, max " << QString::number(seekMax, 'f', 1) << " ms\n";
+  if (parser.isSet(jsonOption)) {
+    const QJsonObject json{{"frames", view.frameCount()},
+                           {"fps", fps},
+                           {"painted", stats.painted},
+                           {"dropped", stats.dropped},
+                           {"prefetch_misses", stats.prefetchMisses},
+                           {"cpu_percent", cpu * 100},
+                           {"lag_min_ms", stats.minLagMs},
+                           {"lag_max_ms", stats.maxLagMs},
+                           {"clock_rate", stats.wallSeconds > 0 ? stats.clockSeconds / stats.wallSeconds : 0},
+                           {"audio", clock->audioMaster()},
+                           {"seek_median_ms", seekMedian},
+                           {"seek_max_ms", seekMax}};
+    out << QJsonDocument(json).toJson(QJsonDocument::Compact) << "\n";
+  }
+  return 0;
+}
