@@ -3,7 +3,8 @@
 // then seeks to random frames, and prints fps, dropped frames, the shown frame's lag behind the
 // audio clock (A/V drift), the clock's rate against the monotonic clock, CPU use and seek
 // latency; --json adds one JSON line, --log FILE writes one line per painted frame.
-//   h3parity-studio-bench [--seeks N] [--warmup-ms MS] [--json] [--log FILE] LEFT RIGHT
+//   h3parity-studio-bench [--seeks N] [--warmup-ms MS] [--mode MODE] [--heard A|B] [--json]
+//                         [--log FILE] LEFT RIGHT
 // Exit 0 when it ran (figures are reported, not judged), 2 on bad input.
 #include <QApplication>
 #include <QCommandLineParser>
@@ -61,7 +62,10 @@ int main(int argc, char* argv[]) {
                                      QStringLiteral("FILE"));
   const QCommandLineOption sideOption(QStringLiteral("heard"), QStringLiteral("Heard side: A or B."),
                                       QStringLiteral("SIDE"), QStringLiteral("A"));
-  parser.addOptions({seeksOption, warmupOption, jsonOption, logOption, sideOption});
+  const QCommandLineOption modeOption(QStringLiteral("mode"),
+                                      QStringLiteral("side-by-side, wipe, flicker or difference."),
+                                      QStringLiteral("MODE"), QStringLiteral("side-by-side"));
+  parser.addOptions({seeksOption, warmupOption, jsonOption, logOption, sideOption, modeOption});
   parser.addPositionalArgument(QStringLiteral("LEFT"), QStringLiteral("Run directory or video (A)."));
   parser.addPositionalArgument(QStringLiteral("RIGHT"), QStringLiteral("Run directory or video (B)."));
   parser.process(app);
@@ -81,6 +85,14 @@ int main(int argc, char* argv[]) {
     return 2;
   }
   h3p::ui::PlaybackController* playback = view.controller()->playback();
+  const QStringList modes{QStringLiteral("side-by-side"), QStringLiteral("wipe"),
+                          QStringLiteral("flicker"), QStringLiteral("difference")};
+  const int mode = modes.indexOf(parser.value(modeOption));
+  if (mode < 0) {
+    err << "error: --mode: expected one of " << modes.join(QStringLiteral(", ")) << "\n";
+    return 2;
+  }
+  view.controller()->setMode(static_cast<h3p::ui::ReviewMode>(mode));
   playback->setHeardSide(parser.value(sideOption).toUpper() == QStringLiteral("B") ? 1 : 0);
   view.resize(1920, 1080);
   view.show();
@@ -136,7 +148,7 @@ int main(int argc, char* argv[]) {
   const double seekMax = seekMs.empty() ? 0 : seekMs.back();
 
   const h3p::ui::AudioClock* clock = playback->clock();
-  out << "clip: " << view.frameCount() << " frames " << QString::number(playback->fps()) << " fps, "
+  out << "mode: " << modes[mode] << ", clip: " << view.frameCount() << " frames " << QString::number(playback->fps()) << " fps, "
       << view.canvas()->frameIndex() << " last, audio: "
       << (clock->audioMaster() ? clock->deviceDescription() : QStringLiteral("none (monotonic clock)"))
       << "\n";

@@ -91,8 +91,8 @@ std::shared_ptr<const FrameSource> FrameSource::open(const QString& path, int sa
       throw InputError(local(path) + ": no decoded/frames.json (generate decodes a run; " +
                        "a directory of frames.json + frames.rgb works too)");
     }
-    source->m_label = decoded.endsWith(QStringLiteral("/decoded")) ? runLabel(info.absoluteFilePath())
-                                                                   : info.fileName();
+    const bool isRun = !QDir(path).exists(QStringLiteral("frames.json"));
+    source->m_label = isRun ? runLabel(info.absoluteFilePath()) : info.fileName();
   } else {
 #if H3P_UI_WITH_MEDIA
     source->m_impl->tempDir = std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/h3p-review-XXXXXX"));
