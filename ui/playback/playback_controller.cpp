@@ -74,17 +74,26 @@ void PlaybackController::present(int index) {
   emit frameChanged(index);
 }
 
+void PlaybackController::presentGuarded(int index) {
+  try {
+    present(index);
+  } catch (const std::exception& e) {
+    pause();
+    emit failed(QString::fromLocal8Bit(e.what()));
+  }
+}
+
 void PlaybackController::seek(int frame) {
   if (!hasSources()) return;
   frame = std::clamp(frame, 0, m_count - 1);
   m_lastPainted = -1;
   if (m_playing) m_clock->start(frame / m_fps);
-  present(frame);
+  presentGuarded(frame);
 }
 
 void PlaybackController::play() {
   if (!hasSources() || m_playing) return;
-  if (m_current.index >= m_count - 1 && !m_loop) present(0);
+  if (m_current.index >= m_count - 1 && !m_loop) presentGuarded(0);
   m_playing = true;
   m_lastPainted = -1;
   m_clock->start(m_current.index / m_fps);
@@ -128,7 +137,11 @@ void PlaybackController::setDifference(bool on, double gain) {
   if (!hasSources()) return;
   m_prefetcher->restart(nextIndex(m_current.index), m_loop, m_difference, m_gain);
   if (m_difference) {
-    m_current = prepareFrame(*m_a, *m_b, m_current.index, true, m_gain);
+    try {
+      m_current = prepareFrame(*m_a, *m_b, m_current.index, true, m_gain);
+    } catch (const std::exception& e) {
+      emit failed(QString::fromLocal8Bit(e.what()));
+    }
   } else {
     m_current.difference = QImage();
   }
@@ -143,14 +156,14 @@ void PlaybackController::tick() {
     if (m_loop) {
       m_lastPainted = -1;
       m_clock->start(0);
-      present(0);
+      presentGuarded(0);
     } else {
-      if (m_current.index != m_count - 1) present(m_count - 1);
+      if (m_current.index != m_count - 1) presentGuarded(m_count - 1);
       pause();
     }
     return;
   }
-  if (target != m_current.index) present(target);
+  if (target != m_current.index) presentGuarded(target);
 }
 
 void PlaybackController::notePainted(int frame) {

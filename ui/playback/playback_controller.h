@@ -84,10 +84,14 @@ class PlaybackController : public QObject {
   void playingChanged(bool playing);
   void loopChanged(bool loop);
   void heardSideChanged(int side);
+  // Preparing a frame failed (an unreadable mapping, a worker error); playback paused.
+  void failed(const QString& message);
 
  private:
   void tick();
   void present(int index);
+  // present() for slots: an error pauses playback and is reported through failed().
+  void presentGuarded(int index);
   int nextIndex(int index) const;
 
   std::shared_ptr<const FrameSource> m_a, m_b;

@@ -58,6 +58,10 @@ ReviewView::ReviewView(QWidget* parent)
     m_playButton->setText(playing ? tr("Pause") : tr("Play"));
   });
   connect(playback, &PlaybackController::loopChanged, m_loop, &QCheckBox::setChecked);
+  connect(playback, &PlaybackController::failed, this, [this](const QString& message) {
+    m_frameLabel->setText(tr("error: %1").arg(message));
+    m_frameLabel->setToolTip(message);
+  });
   connect(m_controller, &ReviewController::stateChanged, this, &ReviewView::onStateChanged);
   connect(m_canvas, &ReviewCanvas::zoomRequested, m_controller, &ReviewController::zoomBy);
   connect(m_canvas, &ReviewCanvas::panRequested, m_controller, &ReviewController::panBy);
