@@ -4,7 +4,7 @@
 // audio clock (A/V drift), the clock's rate against the monotonic clock, CPU use and seek
 // latency; --json adds one JSON line, --log FILE writes one line per painted frame.
 //   h3parity-studio-bench [--seeks N] [--warmup-ms MS] [--mode MODE] [--heard A|B] [--json]
-//                         [--log FILE] LEFT RIGHT
+//                         [--log FILE] [--screenshot PNG] LEFT RIGHT
 // Exit 0 when it ran (figures are reported, not judged), 2 on bad input.
 #include <QApplication>
 #include <QCommandLineParser>
@@ -65,7 +65,10 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption modeOption(QStringLiteral("mode"),
                                       QStringLiteral("side-by-side, wipe, flicker or difference."),
                                       QStringLiteral("MODE"), QStringLiteral("side-by-side"));
-  parser.addOptions({seeksOption, warmupOption, jsonOption, logOption, sideOption, modeOption});
+  const QCommandLineOption shotOption(QStringLiteral("screenshot"),
+                                      QStringLiteral("Save the view at the middle frame as PNG FILE at the end."),
+                                      QStringLiteral("FILE"));
+  parser.addOptions({seeksOption, warmupOption, jsonOption, logOption, sideOption, modeOption, shotOption});
   parser.addPositionalArgument(QStringLiteral("LEFT"), QStringLiteral("Run directory or video (A)."));
   parser.addPositionalArgument(QStringLiteral("RIGHT"), QStringLiteral("Run directory or video (B)."));
   parser.process(app);
@@ -146,6 +149,16 @@ int main(int argc, char* argv[]) {
   std::sort(seekMs.begin(), seekMs.end());
   const double seekMedian = seekMs.empty() ? 0 : seekMs[seekMs.size() / 2];
   const double seekMax = seekMs.empty() ? 0 : seekMs.back();
+
+  if (parser.isSet(shotOption)) {
+    view.seek(view.frameCount() / 2);
+    view.showReadout(QPointF(view.canvas()->frameIndex() >= 0 ? 100 : 0, 100));
+    QApplication::processEvents();
+    if (!view.grab().save(parser.value(shotOption), "PNG")) {
+      err << "error: " << parser.value(shotOption) << ": cannot write the screenshot\n";
+      return 2;
+    }
+  }
 
   const h3p::ui::AudioClock* clock = playback->clock();
   out << "mode: " << modes[mode] << ", clip: " << view.frameCount() << " frames " << QString::number(playback->fps()) << " fps, "

@@ -11,9 +11,8 @@ namespace h3p::ui {
 
 AudioLane::AudioLane(QWidget* parent) : QWidget(parent) {
   setObjectName(QStringLiteral("audioLane"));
-  setMinimumHeight(120);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
-  setFixedHeight(150);
+  setFixedHeight(180);
 }
 
 void AudioLane::setTracks(std::vector<float> a, std::vector<float> b, int sampleRate,
@@ -22,6 +21,7 @@ void AudioLane::setTracks(std::vector<float> a, std::vector<float> b, int sample
   m_b = std::move(b);
   m_rate = sampleRate;
   m_spectrogram = spectrogram;
+  m_scaledSpectrogram = QImage();
   m_duration = durationSeconds;
   update();
 }
@@ -37,7 +37,8 @@ void AudioLane::setHeardSide(int side) {
 }
 
 QRect AudioLane::bandRect(int band) const {
-  const int h = height() / 3;
+  // A quarter of the height per waveform, the half below for the spectrogram.
+  const int h = height() / 4;
   return QRect(0, band * h, width(), band == 2 ? height() - 2 * h : h - 1);
 }
 
@@ -68,7 +69,11 @@ void AudioLane::paintEvent(QPaintEvent*) {
   drawWaveform(painter, bandRect(1), m_b, m_heard == 1, tr("B"));
   const QRect spec = bandRect(2);
   if (!m_spectrogram.isNull()) {
-    painter.drawImage(spec, m_spectrogram);
+    // Smooth scaling keeps narrow lines visible when many bins fall on one row; cached per size.
+    if (m_scaledSpectrogram.size() != spec.size()) {
+      m_scaledSpectrogram = m_spectrogram.scaled(spec.size(), Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+    }
+    painter.drawImage(spec.topLeft(), m_scaledSpectrogram);
   } else {
     painter.fillRect(spec, Qt::black);
   }

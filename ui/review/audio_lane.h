@@ -38,6 +38,7 @@ class AudioLane : public QWidget {
   std::vector<float> m_a, m_b;
   int m_rate = 0;
   QImage m_spectrogram;
+  mutable QImage m_scaledSpectrogram;  // m_spectrogram at the band's size
   double m_duration = 0;
   double m_playhead = 0;
   int m_heard = 0;
