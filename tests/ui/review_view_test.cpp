@@ -6,7 +6,9 @@
 #include <QAbstractButton>
 #include <QComboBox>
 #include <QLabel>
+#include <QProcess>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -17,6 +19,7 @@
 #include "ui/review/help_overlay.h"
 #include "ui/review/review_canvas.h"
 #include "ui/review/review_controller.h"
+#include "ui/review/review_pair.h"
 
 using h3p::ui::ReviewMode;
 using h3p::ui::ReviewView;
@@ -42,6 +45,9 @@ class ReviewViewTest : public QObject {
   void playAdvancesAndStopsAtEnd();
   void refusesMismatchedSizesAndKeepsOpenPair();
   void refusesRunWithoutDecodedFrames();
+  void opensRunAgainstImportedVideo();
+  void openRunPairsWithTheOtherSide();
+  void findsFirstPairOfRunsDirectory();
 
  private:
   QString candidate() const { return m_candidate; }
@@ -348,6 +354,48 @@ void ReviewViewTest::refusesRunWithoutDecodedFrames() {
   QVERIFY_THROWS_EXCEPTION(h3p::InputError, view.openPair(empty.path(), provider()));
   QVERIFY_THROWS_EXCEPTION(h3p::InputError, view.openPair(empty.path() + "/missing", provider()));
   QCOMPARE(view.frameCount(), 0);
+}
+
+void ReviewViewTest::opensRunAgainstImportedVideo() {
+  const QString ffmpeg = QStandardPaths::findExecutable("ffmpeg");
+  if (ffmpeg.isEmpty()) QSKIP("ffmpeg CLI not installed");
+  const QString video = m_dir->path() + "/provider.mkv";
+  QProcess p;
+  p.start(ffmpeg, {"-v", "error", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s",
+                   QString("%1x%2").arg(kReviewWidth).arg(kReviewHeight), "-r", "24", "-i",
+                   provider() + "/decoded/frames.rgb", "-c:v", "ffv1", "-pix_fmt", "gbrp", video});
+  QVERIFY(p.waitForFinished(60000));
+  QCOMPARE(p.exitCode(), 0);
+  ReviewView view;
+  view.openPair(candidate(), video);
+  QCOMPARE(view.frameCount(), kReviewFrames);
+  QCOMPARE(view.controller()->state().labelB, QString("provider.mkv"));
+  view.seek(11);
+  QCOMPARE(view.controller()->playback()->current().b.pixel(9, 9), reviewPixel(1, 11, 9, 9));
+  // The video on the left works too.
+  view.openPair(video, candidate());
+  QCOMPARE(view.controller()->state().labelA, QString("provider.mkv"));
+}
+
+void ReviewViewTest::openRunPairsWithTheOtherSide() {
+  ReviewView view;
+  view.openRun(provider());
+  QCOMPARE(view.controller()->state().labelA, QString("candidate · seed-1"));
+  QCOMPARE(view.controller()->state().labelB, QString("provider · seed-1"));
+  view.openRun(candidate());
+  QCOMPARE(view.controller()->state().labelA, QString("candidate · seed-1"));
+  QCOMPARE(view.controller()->state().labelB, QString("provider · seed-1"));
+  const auto pair = h3p::ui::pairOfRun("/r/c/candidate@attention=provider/seed-7");
+  QCOMPARE(pair.first, QString("/r/c/candidate@attention=provider/seed-7"));
+  QCOMPARE(pair.second, QString("/r/c/provider/seed-7"));
+}
+
+void ReviewViewTest::findsFirstPairOfRunsDirectory() {
+  const auto pair = h3p::ui::findReviewPair(m_dir->path());
+  QCOMPARE(QFileInfo(pair.first).canonicalFilePath(), QFileInfo(candidate()).canonicalFilePath());
+  QCOMPARE(QFileInfo(pair.second).canonicalFilePath(), QFileInfo(provider()).canonicalFilePath());
+  QTemporaryDir empty;
+  QVERIFY(h3p::ui::findReviewPair(empty.path()).first.isEmpty());
 }
 
 QTEST_MAIN(ReviewViewTest)

@@ -36,4 +36,14 @@ QPair<QString, QString> findReviewPair(const QString& runsDir) {
   return {};
 }
 
+QPair<QString, QString> pairOfRun(const QString& runDir) {
+  const QFileInfo seed(QDir::cleanPath(runDir));
+  const QFileInfo impl(seed.absolutePath());
+  const QDir contract(impl.absolutePath());
+  if (impl.fileName() == QStringLiteral("provider")) {
+    return {contract.filePath(QStringLiteral("candidate/") + seed.fileName()), seed.filePath()};
+  }
+  return {seed.filePath(), contract.filePath(QStringLiteral("provider/") + seed.fileName())};
+}
+
 }  // namespace h3p::ui

@@ -9,4 +9,9 @@ namespace h3p::ui {
 // `provider` run with decoded frames: (candidate run, provider run). Empty strings when none.
 QPair<QString, QString> findReviewPair(const QString& runsDir);
 
+// The pair a run belongs in: for RUNS/<contract>/<impl>/seed-<n>, (that run, the provider's
+// seed-<n>) unless <impl> is the provider, then (the candidate's seed-<n>, that run). Paths are
+// built, not checked.
+QPair<QString, QString> pairOfRun(const QString& runDir);
+
 }  // namespace h3p::ui

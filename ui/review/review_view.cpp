@@ -25,6 +25,7 @@
 #include "ui/review/help_overlay.h"
 #include "ui/review/review_canvas.h"
 #include "ui/review/review_controller.h"
+#include "ui/review/review_pair.h"
 
 namespace h3p::ui {
 
@@ -258,6 +259,11 @@ void ReviewView::openPair(const QString& left, const QString& right) {
                                      .arg(playback->clock()->deviceDescription()));
   onStateChanged(m_controller->state());
   updateFrameLabel();
+}
+
+void ReviewView::openRun(const QString& runDir) {
+  const auto pair = pairOfRun(runDir);
+  openPair(pair.first, pair.second);
 }
 
 int ReviewView::frameCount() const { return m_controller->playback()->frameCount(); }

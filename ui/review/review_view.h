@@ -32,6 +32,9 @@ class ReviewView : public QWidget {  // two sources of one seed, played in sync 
   // files; pauses at frame 0. Throws h3p::InputError naming the path and what is wrong (nothing
   // decoded, sizes that differ); the previous pair stays open then.
   void openPair(const QString& left, const QString& right);
+  // Opens the pair `runDir` belongs in (pairOfRun(): the run against the provider's same seed,
+  // or the candidate's when `runDir` is the provider's). Throws like openPair().
+  void openRun(const QString& runDir);
   // Frames of the pair (the shorter side's count); 0 before a pair is open.
   int frameCount() const;
   // The frame shown.
