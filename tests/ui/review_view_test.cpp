@@ -329,6 +329,12 @@ void ReviewViewTest::playAdvancesAndStopsAtEnd() {
   const int stopped = view.currentFrame();
   QTest::qWait(100);
   QCOMPARE(view.currentFrame(), stopped);
+  // Hiding the review (another tab) pauses it.
+  view.show();
+  view.play();
+  QVERIFY(view.controller()->playback()->isPlaying());
+  view.hide();
+  QVERIFY(!view.controller()->playback()->isPlaying());
 }
 
 void ReviewViewTest::refusesMismatchedSizesAndKeepsOpenPair() {

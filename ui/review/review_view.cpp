@@ -287,6 +287,11 @@ void ReviewView::resizeEvent(QResizeEvent* event) {
   m_help->setGeometry(rect());
 }
 
+void ReviewView::hideEvent(QHideEvent* event) {
+  QWidget::hideEvent(event);
+  pause();
+}
+
 void ReviewView::onFrameReady() {
   const PlaybackController* playback = m_controller->playback();
   const PreparedFrame& frame = playback->current();

@@ -62,6 +62,8 @@ class ReviewView : public QWidget {  // two sources of one seed, played in sync 
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
+  // A hidden review (another tab) stops playing.
+  void hideEvent(QHideEvent* event) override;
 
  private:
   QWidget* createControls();
