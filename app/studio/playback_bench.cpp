@@ -6,6 +6,8 @@
 //   h3parity-studio-bench [--seeks N] [--warmup-ms MS] [--mode MODE] [--heard A|B] [--json]
 //                         [--log FILE] [--screenshot PNG] LEFT RIGHT
 // Exit 0 when it ran (figures are reported, not judged), 2 on bad input.
+#include <sys/resource.h>
+
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
@@ -16,9 +18,6 @@
 #include <QRandomGenerator>
 #include <QTextStream>
 #include <QTimer>
-
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <vector>
 
@@ -51,26 +50,33 @@ int main(int argc, char* argv[]) {
   QCommandLineParser parser;
   parser.setApplicationDescription(QStringLiteral("Review playback benchmark"));
   parser.addHelpOption();
-  const QCommandLineOption seeksOption(QStringLiteral("seeks"), QStringLiteral("Random seeks to time."),
-                                       QStringLiteral("N"), QStringLiteral("50"));
+  const QCommandLineOption seeksOption(QStringLiteral("seeks"),
+                                       QStringLiteral("Random seeks to time."), QStringLiteral("N"),
+                                       QStringLiteral("50"));
   const QCommandLineOption warmupOption(QStringLiteral("warmup-ms"),
                                         QStringLiteral("Wait before playing (audio stream start)."),
                                         QStringLiteral("MS"), QStringLiteral("1500"));
-  const QCommandLineOption jsonOption(QStringLiteral("json"), QStringLiteral("Print a JSON line too."));
-  const QCommandLineOption logOption(QStringLiteral("log"),
-                                     QStringLiteral("Write 'frame clock_s wall_s' per painted frame."),
-                                     QStringLiteral("FILE"));
-  const QCommandLineOption sideOption(QStringLiteral("heard"), QStringLiteral("Heard side: A or B."),
-                                      QStringLiteral("SIDE"), QStringLiteral("A"));
+  const QCommandLineOption jsonOption(QStringLiteral("json"),
+                                      QStringLiteral("Print a JSON line too."));
+  const QCommandLineOption logOption(
+      QStringLiteral("log"), QStringLiteral("Write 'frame clock_s wall_s' per painted frame."),
+      QStringLiteral("FILE"));
+  const QCommandLineOption sideOption(QStringLiteral("heard"),
+                                      QStringLiteral("Heard side: A or B."), QStringLiteral("SIDE"),
+                                      QStringLiteral("A"));
   const QCommandLineOption modeOption(QStringLiteral("mode"),
                                       QStringLiteral("side-by-side, wipe, flicker or difference."),
                                       QStringLiteral("MODE"), QStringLiteral("side-by-side"));
-  const QCommandLineOption shotOption(QStringLiteral("screenshot"),
-                                      QStringLiteral("Save the view at the middle frame as PNG FILE at the end."),
-                                      QStringLiteral("FILE"));
-  parser.addOptions({seeksOption, warmupOption, jsonOption, logOption, sideOption, modeOption, shotOption});
-  parser.addPositionalArgument(QStringLiteral("LEFT"), QStringLiteral("Run directory or video (A)."));
-  parser.addPositionalArgument(QStringLiteral("RIGHT"), QStringLiteral("Run directory or video (B)."));
+  const QCommandLineOption shotOption(
+      QStringLiteral("screenshot"),
+      QStringLiteral("Save the view at the middle frame as PNG FILE at the end."),
+      QStringLiteral("FILE"));
+  parser.addOptions(
+      {seeksOption, warmupOption, jsonOption, logOption, sideOption, modeOption, shotOption});
+  parser.addPositionalArgument(QStringLiteral("LEFT"),
+                               QStringLiteral("Run directory or video (A)."));
+  parser.addPositionalArgument(QStringLiteral("RIGHT"),
+                               QStringLiteral("Run directory or video (B)."));
   parser.process(app);
   QTextStream out(stdout);
   QTextStream err(stderr);
@@ -123,7 +129,9 @@ int main(int argc, char* argv[]) {
   playWall.start();
   QEventLoop done;
   QObject::connect(playback, &h3p::ui::PlaybackController::playingChanged, &done,
-                   [&](bool playing) { if (!playing) done.quit(); });
+                   [&](bool playing) {
+                     if (!playing) done.quit();
+                   });
   const double clipSeconds = view.frameCount() / playback->fps();
   QTimer::singleShot(static_cast<int>(clipSeconds * 3000 + 10000), &done, &QEventLoop::quit);
   view.play();
@@ -161,33 +169,39 @@ int main(int argc, char* argv[]) {
   }
 
   const h3p::ui::AudioClock* clock = playback->clock();
-  out << "mode: " << modes[mode] << ", clip: " << view.frameCount() << " frames " << QString::number(playback->fps()) << " fps, "
-      << view.canvas()->frameIndex() << " last, audio: "
-      << (clock->audioMaster() ? clock->deviceDescription() : QStringLiteral("none (monotonic clock)"))
+  out << "mode: " << modes[mode] << ", clip: " << view.frameCount() << " frames "
+      << QString::number(playback->fps()) << " fps, " << view.canvas()->frameIndex()
+      << " last, audio: "
+      << (clock->audioMaster() ? clock->deviceDescription()
+                               : QStringLiteral("none (monotonic clock)"))
       << "\n";
-  out << "playback: " << stats.painted << " frames painted in " << QString::number(stats.wallSeconds, 'f', 3)
-      << " s = " << QString::number(fps, 'f', 2) << " fps, dropped " << stats.dropped
-      << ", prefetch misses " << stats.prefetchMisses << ", CPU " << QString::number(cpu * 100, 'f', 0)
-      << " %\n";
-  out << "a/v: shown frame lag behind the audio clock " << QString::number(stats.minLagMs, 'f', 1) << " .. "
-      << QString::number(stats.maxLagMs, 'f', 1) << " ms (one frame = "
-      << QString::number(1000 / playback->fps(), 'f', 1) << " ms); clock/monotonic rate "
-      << QString::number(stats.wallSeconds > 0 ? stats.clockSeconds / stats.wallSeconds : 0, 'f', 4) << "\n";
-  out << "seek: " << seekMs.size() << " random seeks, median " << QString::number(seekMedian, 'f', 1)
-      << " ms, max " << QString::number(seekMax, 'f', 1) << " ms\n";
+  out << "playback: " << stats.painted << " frames painted in "
+      << QString::number(stats.wallSeconds, 'f', 3) << " s = " << QString::number(fps, 'f', 2)
+      << " fps, dropped " << stats.dropped << ", prefetch misses " << stats.prefetchMisses
+      << ", CPU " << QString::number(cpu * 100, 'f', 0) << " %\n";
+  out << "a/v: shown frame lag behind the audio clock " << QString::number(stats.minLagMs, 'f', 1)
+      << " .. " << QString::number(stats.maxLagMs, 'f', 1)
+      << " ms (one frame = " << QString::number(1000 / playback->fps(), 'f', 1)
+      << " ms); clock/monotonic rate "
+      << QString::number(stats.wallSeconds > 0 ? stats.clockSeconds / stats.wallSeconds : 0, 'f', 4)
+      << "\n";
+  out << "seek: " << seekMs.size() << " random seeks, median "
+      << QString::number(seekMedian, 'f', 1) << " ms, max " << QString::number(seekMax, 'f', 1)
+      << " ms\n";
   if (parser.isSet(jsonOption)) {
-    const QJsonObject json{{"frames", view.frameCount()},
-                           {"fps", fps},
-                           {"painted", stats.painted},
-                           {"dropped", stats.dropped},
-                           {"prefetch_misses", stats.prefetchMisses},
-                           {"cpu_percent", cpu * 100},
-                           {"lag_min_ms", stats.minLagMs},
-                           {"lag_max_ms", stats.maxLagMs},
-                           {"clock_rate", stats.wallSeconds > 0 ? stats.clockSeconds / stats.wallSeconds : 0},
-                           {"audio", clock->audioMaster()},
-                           {"seek_median_ms", seekMedian},
-                           {"seek_max_ms", seekMax}};
+    const QJsonObject json{
+        {"frames", view.frameCount()},
+        {"fps", fps},
+        {"painted", stats.painted},
+        {"dropped", stats.dropped},
+        {"prefetch_misses", stats.prefetchMisses},
+        {"cpu_percent", cpu * 100},
+        {"lag_min_ms", stats.minLagMs},
+        {"lag_max_ms", stats.maxLagMs},
+        {"clock_rate", stats.wallSeconds > 0 ? stats.clockSeconds / stats.wallSeconds : 0},
+        {"audio", clock->audioMaster()},
+        {"seek_median_ms", seekMedian},
+        {"seek_max_ms", seekMax}};
     out << QJsonDocument(json).toJson(QJsonDocument::Compact) << "\n";
   }
   return 0;

@@ -5,7 +5,6 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <cmath>
 #include <numbers>
 
@@ -94,18 +93,23 @@ void PlaybackTest::sourceDecodesVideoFile() {
   // Lossless RGB video (FFV1, planar RGB) with PCM audio, made from the fixture's frames.
   const QString video = m_dir->path() + "/a.mkv";
   QProcess p;
-  p.start(ffmpeg, {"-v", "error", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s",
-                   QString("%1x%2").arg(kReviewWidth).arg(kReviewHeight), "-r", "24", "-i",
-                   m_candidate + "/decoded/frames.rgb", "-f", "lavfi", "-i",
-                   "sine=frequency=440:sample_rate=16000:duration=1.25", "-c:v", "ffv1", "-pix_fmt",
-                   "gbrp", "-c:a", "pcm_f32le", "-ac", "2", video});
+  p.start(
+      ffmpeg,
+      {"-v",       "error",     "-f",       "rawvideo",
+       "-pix_fmt", "rgb24",     "-s",       QString("%1x%2").arg(kReviewWidth).arg(kReviewHeight),
+       "-r",       "24",        "-i",       m_candidate + "/decoded/frames.rgb",
+       "-f",       "lavfi",     "-i",       "sine=frequency=440:sample_rate=16000:duration=1.25",
+       "-c:v",     "ffv1",      "-pix_fmt", "gbrp",
+       "-c:a",     "pcm_f32le", "-ac",      "2",
+       video});
   QVERIFY(p.waitForFinished(60000));
   QCOMPARE(p.exitCode(), 0);
   const auto source = FrameSource::open(video, kReviewRate);
   QCOMPARE(source->label(), QString("a.mkv"));
   QCOMPARE(source->frameCount(), kReviewFrames);
   QCOMPARE(source->sampleRate(), kReviewRate);  // resampled to the rate asked for
-  for (int f : {0, 13, kReviewFrames - 1}) QCOMPARE(source->frame(f).pixel(9, 9), reviewPixel(0, f, 9, 9));
+  for (int f : {0, 13, kReviewFrames - 1})
+    QCOMPARE(source->frame(f).pixel(9, 9), reviewPixel(0, f, 9, 9));
 }
 
 void PlaybackTest::resampleKeepsDurationAndEnds() {
@@ -117,7 +121,7 @@ void PlaybackTest::resampleKeepsDurationAndEnds() {
   const std::vector<float> up = resampleStereo(in, 100, 200);
   QCOMPARE(up.size(), std::size_t(400));
   QCOMPARE(up[0], 0.f);
-  QCOMPARE(up[2 * 3], 1.5f);   // halfway between samples 1 and 2
+  QCOMPARE(up[2 * 3], 1.5f);  // halfway between samples 1 and 2
   QCOMPARE(up[2 * 3 + 1], -1.5f);
   QCOMPARE(resampleStereo(in, 100, 100), in);
   QCOMPARE(resampleStereo(in, 100, 50).size(), std::size_t(100));

@@ -1,7 +1,6 @@
 #include "review_fixture.h"
 
 #include <QDir>
-
 #include <cmath>
 #include <numbers>
 #include <vector>

@@ -17,7 +17,7 @@ QRgb reviewPixel(int side, int frame, int x, int y);
 // 440 Hz sine, side B the same plus 0.01 of a 3 kHz sine) for impl "candidate" (side A) and
 // "provider" (side B), with `frames` frames of width x height. Returns the candidate run
 // directory; the provider's is its sibling. Empty on failure.
-QString writeReviewRuns(const QString& runsDir, int frames = kReviewFrames, int width = kReviewWidth,
-                        int height = kReviewHeight);
+QString writeReviewRuns(const QString& runsDir, int frames = kReviewFrames,
+                        int width = kReviewWidth, int height = kReviewHeight);
 
 }  // namespace h3p::ui::test

@@ -131,7 +131,8 @@ void ReviewViewTest::modesPaintDifferentImages() {
     shots.append(view.canvas()->grab().toImage());
   }
   for (int i = 0; i < shots.size(); ++i) {
-    for (int j = i + 1; j < shots.size(); ++j) QVERIFY2(shots[i] != shots[j], qPrintable(QString("modes %1 and %2").arg(i).arg(j)));
+    for (int j = i + 1; j < shots.size(); ++j)
+      QVERIFY2(shots[i] != shots[j], qPrintable(QString("modes %1 and %2").arg(i).arg(j)));
   }
   // Side by side has two image areas, the other modes one.
   combo->setCurrentIndex(0);
@@ -181,8 +182,8 @@ void ReviewViewTest::zoomIsLinkedAndKeepsAnchor() {
            qPrintable(QString("%1,%2").arg(after.x()).arg(after.y())));
   // Wheel over the canvas asks for a zoom too.
   QSignalSpy zoom(canvas, &h3p::ui::ReviewCanvas::zoomRequested);
-  QWheelEvent wheel(widgetPoint, canvas->mapToGlobal(widgetPoint), QPoint(), QPoint(0, 120), Qt::NoButton,
-                    Qt::NoModifier, Qt::NoScrollPhase, false);
+  QWheelEvent wheel(widgetPoint, canvas->mapToGlobal(widgetPoint), QPoint(), QPoint(0, 120),
+                    Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
   QApplication::sendEvent(canvas, &wheel);
   QCOMPARE(zoom.count(), 1);
   QVERIFY(view.controller()->state().zoom > 2);
@@ -324,7 +325,8 @@ void ReviewViewTest::playAdvancesAndStopsAtEnd() {
   QCOMPARE(playing.count(), 2);
   // Playing at the end starts over from frame 0.
   view.play();
-  QTRY_VERIFY_WITH_TIMEOUT(view.currentFrame() > 0 && view.currentFrame() < kReviewFrames - 1, 20000);
+  QTRY_VERIFY_WITH_TIMEOUT(view.currentFrame() > 0 && view.currentFrame() < kReviewFrames - 1,
+                           20000);
   view.pause();
   const int stopped = view.currentFrame();
   QTest::qWait(100);

@@ -5,7 +5,6 @@
 #include <QAudioSink>
 #include <QMediaDevices>
 #include <QTimer>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -94,7 +93,8 @@ void AudioFeeder::feed() {
     const auto& track = m_shared->tracks[m_shared->side];
     const qint64 trackFrames = track ? static_cast<qint64>(track->size() / 2) : 0;
     const qint64 n = std::clamp<qint64>(trackFrames - m_shared->contentCursor, 0, frames);
-    if (n > 0) std::memcpy(m_chunk.data(), track->data() + 2 * m_shared->contentCursor, n * kBytesPerFrame);
+    if (n > 0)
+      std::memcpy(m_chunk.data(), track->data() + 2 * m_shared->contentCursor, n * kBytesPerFrame);
     m_shared->contentCursor += frames;
   }
   m_shared->written += frames;  // counted before the write: start() maps stream frames by it
@@ -137,8 +137,9 @@ void AudioClock::setTracks(std::vector<float> a, std::vector<float> b, int sampl
   }
   QString why;
   const qint64 bufferFrames = std::lround(sampleRate * kBufferSeconds);
-  QMetaObject::invokeMethod(m_feeder, [&] { why = m_feeder->open(sampleRate, bufferFrames); },
-                            Qt::BlockingQueuedConnection);
+  QMetaObject::invokeMethod(
+      m_feeder, [&] { why = m_feeder->open(sampleRate, bufferFrames); },
+      Qt::BlockingQueuedConnection);
   m_open = why.isEmpty();
   m_deviceDescription = m_open ? QMediaDevices::defaultAudioOutput().description() : why;
 }
@@ -146,7 +147,8 @@ void AudioClock::setTracks(std::vector<float> a, std::vector<float> b, int sampl
 void AudioClock::close() {
   stop();
   if (m_open) {
-    QMetaObject::invokeMethod(m_feeder, [this] { m_feeder->close(); }, Qt::BlockingQueuedConnection);
+    QMetaObject::invokeMethod(
+        m_feeder, [this] { m_feeder->close(); }, Qt::BlockingQueuedConnection);
     m_open = false;
     m_deviceDescription = tr("closed");
   }
@@ -193,7 +195,8 @@ double AudioClock::position() {
     if (m_open) {
       if (m_shared.offsetValid) {
         const double streamSeconds = (nowNs / 1000.0 + m_shared.offsetUs) / 1e6;
-        const double content = streamSeconds - static_cast<double>(m_shared.contentStartFrame) / m_shared.rate;
+        const double content =
+            streamSeconds - static_cast<double>(m_shared.contentStartFrame) / m_shared.rate;
         pos += std::max(0.0, content);
       }
     } else {

@@ -9,7 +9,6 @@
 #include <QObject>
 #include <QString>
 #include <QThread>
-
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -32,7 +31,7 @@ struct AudioShared {
   qint64 contentCursor = 0;      // next track frame to write
   double offsetUs = 0;           // smoothed (processedUSecs - monotonic us)
   bool offsetValid = false;
-  QElapsedTimer monotonic;       // shared time base of both threads
+  QElapsedTimer monotonic;  // shared time base of both threads
 };
 
 // Runs on the audio thread: owns the sink and writes into it every few milliseconds.

@@ -1,11 +1,10 @@
 #include "ui/playback/frame_difference.h"
 
-#include <opencv2/core.hpp>
-#include <opencv2/imgproc.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
 
 namespace h3p::ui {
 
@@ -18,8 +17,10 @@ cv::Mat wrap(const QImage& image) {
 
 QImage differenceImage(const QImage& a, const QImage& b, double gain) {
   if (a.size() != b.size() || a.isNull()) return {};
-  const QImage ra = a.format() == QImage::Format_RGB888 ? a : a.convertToFormat(QImage::Format_RGB888);
-  const QImage rb = b.format() == QImage::Format_RGB888 ? b : b.convertToFormat(QImage::Format_RGB888);
+  const QImage ra =
+      a.format() == QImage::Format_RGB888 ? a : a.convertToFormat(QImage::Format_RGB888);
+  const QImage rb =
+      b.format() == QImage::Format_RGB888 ? b : b.convertToFormat(QImage::Format_RGB888);
   cv::Mat diff;
   cv::absdiff(wrap(ra), wrap(rb), diff);
   // Largest channel: view the 3-channel image as 1-channel rows 3x wider, take the max of each

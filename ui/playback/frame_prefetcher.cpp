@@ -21,7 +21,9 @@ PreparedFrame prepareFrame(const FrameSource& a, const FrameSource& b, int index
 
 PrefetchWorker::PrefetchWorker(std::shared_ptr<const FrameSource> a,
                                std::shared_ptr<const FrameSource> b, int capacity)
-    : m_a(std::move(a)), m_b(std::move(b)), m_capacity(std::max(1, capacity)),
+    : m_a(std::move(a)),
+      m_b(std::move(b)),
+      m_capacity(std::max(1, capacity)),
       m_count(std::min(m_a->frameCount(), m_b->frameCount())) {}
 
 void PrefetchWorker::run() {
@@ -86,7 +88,8 @@ void FramePrefetcher::restart(int from, bool loop, bool difference, double gain)
     m_worker->m_loop = loop;
     m_worker->m_difference = difference;
     m_worker->m_gain = gain;
-    if (m_worker->m_state != PrefetchWorker::State::Stopped) m_worker->m_state = PrefetchWorker::State::Filling;
+    if (m_worker->m_state != PrefetchWorker::State::Stopped)
+      m_worker->m_state = PrefetchWorker::State::Filling;
   }
   m_worker->m_wake.notify_all();
 }
@@ -97,11 +100,13 @@ std::optional<PreparedFrame> FramePrefetcher::take(int index) {
     std::lock_guard lock(m_worker->m_mutex);
     if (m_worker->m_error) std::rethrow_exception(m_worker->m_error);
     auto& queue = m_worker->m_queue;
-    auto it = std::find_if(queue.begin(), queue.end(), [&](const PreparedFrame& f) { return f.index == index; });
+    auto it = std::find_if(queue.begin(), queue.end(),
+                           [&](const PreparedFrame& f) { return f.index == index; });
     if (it != queue.end()) {
       out = std::move(*it);
       queue.erase(queue.begin(), it + 1);
-      if (m_worker->m_state == PrefetchWorker::State::Full) m_worker->m_state = PrefetchWorker::State::Filling;
+      if (m_worker->m_state == PrefetchWorker::State::Full)
+        m_worker->m_state = PrefetchWorker::State::Filling;
     }
   }
   if (out) m_worker->m_wake.notify_all();

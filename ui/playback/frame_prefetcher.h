@@ -6,7 +6,6 @@
 #include <QImage>
 #include <QObject>
 #include <QThread>
-
 #include <condition_variable>
 #include <deque>
 #include <exception>

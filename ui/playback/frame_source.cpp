@@ -3,7 +3,6 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QTemporaryDir>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -32,7 +31,8 @@ std::string local(const QString& s) { return s.toLocal8Bit().toStdString(); }
 QString decodedDirOf(const QString& path) {
   const QDir dir(path);
   if (dir.exists(QStringLiteral("frames.json"))) return dir.absolutePath();
-  if (dir.exists(QStringLiteral("decoded/frames.json"))) return dir.absoluteFilePath(QStringLiteral("decoded"));
+  if (dir.exists(QStringLiteral("decoded/frames.json")))
+    return dir.absoluteFilePath(QStringLiteral("decoded"));
   return {};
 }
 
@@ -95,7 +95,8 @@ std::shared_ptr<const FrameSource> FrameSource::open(const QString& path, int sa
     source->m_label = isRun ? runLabel(info.absoluteFilePath()) : info.fileName();
   } else {
 #if H3P_UI_WITH_MEDIA
-    source->m_impl->tempDir = std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/h3p-review-XXXXXX"));
+    source->m_impl->tempDir =
+        std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/h3p-review-XXXXXX"));
     if (!source->m_impl->tempDir->isValid()) {
       throw InputError(local(path) + ": cannot create a temporary directory to decode into");
     }
@@ -118,7 +119,8 @@ std::shared_ptr<const FrameSource> FrameSource::open(const QString& path, int sa
   if (clip.header().frames <= 0 || clip.header().width <= 0 || clip.header().height <= 0) {
     throw InputError(local(decoded) + "/frames.json: holds no frames");
   }
-  if (!(clip.header().fps > 0)) throw InputError(local(decoded) + "/frames.json: field 'fps': must be > 0");
+  if (!(clip.header().fps > 0))
+    throw InputError(local(decoded) + "/frames.json: field 'fps': must be > 0");
   source->m_stereo = toStereo(clip);
   source->m_sampleRate = source->m_stereo.empty() ? 0 : clip.sample_rate();
   return source;

@@ -4,7 +4,6 @@
 // same form. Immutable after open(); safe to read from any thread.
 #include <QImage>
 #include <QString>
-
 #include <cstdint>
 #include <memory>
 #include <vector>

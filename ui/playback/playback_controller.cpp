@@ -42,8 +42,9 @@ void PlaybackController::setSources(std::shared_ptr<const FrameSource> a,
   m_fps = m_a->fps();
   const int rate = m_a->sampleRate() > 0 ? m_a->sampleRate() : m_b->sampleRate();
   std::vector<float> trackA = m_a->stereo();
-  std::vector<float> trackB = m_b->sampleRate() > 0 ? resampleStereo(m_b->stereo(), m_b->sampleRate(), rate)
-                                                     : std::vector<float>{};
+  std::vector<float> trackB = m_b->sampleRate() > 0
+                                  ? resampleStereo(m_b->stereo(), m_b->sampleRate(), rate)
+                                  : std::vector<float>{};
   m_clock->setTracks(std::move(trackA), std::move(trackB), rate);
   m_prefetcher = std::make_unique<FramePrefetcher>(m_a, m_b);
   resetStats();

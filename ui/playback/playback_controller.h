@@ -6,7 +6,6 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QTimer>
-
 #include <memory>
 
 #include "ui/playback/frame_prefetcher.h"
@@ -18,13 +17,13 @@ class FrameSource;
 
 // What playback measured since the last resetStats() (frames painted while playing).
 struct PlaybackStats {
-  int painted = 0;         // frames painted while playing
-  int dropped = 0;         // frames skipped between consecutive painted frames
-  int prefetchMisses = 0;  // frames the queue did not hold, prepared on the UI thread
-  double minLagMs = 0;     // smallest (clock - frame start time) at paint; >= 0 when in sync
-  double maxLagMs = 0;     // largest; < 1000 / fps keeps every painted frame within one frame
-  double clockSeconds = 0; // clock time covered while playing
-  double wallSeconds = 0;  // monotonic time covered while playing
+  int painted = 0;          // frames painted while playing
+  int dropped = 0;          // frames skipped between consecutive painted frames
+  int prefetchMisses = 0;   // frames the queue did not hold, prepared on the UI thread
+  double minLagMs = 0;      // smallest (clock - frame start time) at paint; >= 0 when in sync
+  double maxLagMs = 0;      // largest; < 1000 / fps keeps every painted frame within one frame
+  double clockSeconds = 0;  // clock time covered while playing
+  double wallSeconds = 0;   // monotonic time covered while playing
 };
 
 class PlaybackController : public QObject {

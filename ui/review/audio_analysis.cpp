@@ -1,23 +1,24 @@
 #include "ui/review/audio_analysis.h"
 
-#include <opencv2/core.hpp>
-#include <opencv2/imgproc.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
 
 namespace h3p::ui {
 
 std::vector<float> monoMix(const std::vector<float>& stereo) {
   std::vector<float> mono(stereo.size() / 2);
-  for (std::size_t i = 0; i < mono.size(); ++i) mono[i] = 0.5f * (stereo[2 * i] + stereo[2 * i + 1]);
+  for (std::size_t i = 0; i < mono.size(); ++i)
+    mono[i] = 0.5f * (stereo[2 * i] + stereo[2 * i + 1]);
   return mono;
 }
 
 std::vector<std::pair<float, float>> envelope(const std::vector<float>& mono, long long samples,
                                               int columns) {
-  std::vector<std::pair<float, float>> out(static_cast<std::size_t>(std::max(columns, 0)), {0.f, 0.f});
+  std::vector<std::pair<float, float>> out(static_cast<std::size_t>(std::max(columns, 0)),
+                                           {0.f, 0.f});
   if (columns <= 0 || samples <= 0) return out;
   for (int c = 0; c < columns; ++c) {
     const long long begin = samples * c / columns;
@@ -26,7 +27,10 @@ std::vector<std::pair<float, float>> envelope(const std::vector<float>& mono, lo
     bool any = false;
     for (long long i = begin; i < end; ++i) {
       const float v = i < static_cast<long long>(mono.size()) ? mono[i] : 0.f;
-      if (!any) { lo = hi = v; any = true; }
+      if (!any) {
+        lo = hi = v;
+        any = true;
+      }
       lo = std::min(lo, v);
       hi = std::max(hi, v);
     }

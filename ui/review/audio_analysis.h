@@ -1,7 +1,6 @@
 #pragma once
 // What the audio lane draws, computed from interleaved stereo float tracks. Pure; any thread.
 #include <QImage>
-
 #include <utility>
 #include <vector>
 

@@ -2,7 +2,6 @@
 
 #include <QMouseEvent>
 #include <QPainter>
-
 #include <algorithm>
 
 #include "ui/review/audio_analysis.h"
@@ -54,7 +53,8 @@ void AudioLane::drawWaveform(QPainter& painter, const QRect& band, const std::ve
     for (int x = 0; x < band.width(); ++x) {
       const double y0 = mid - std::clamp(columns[x].second, -1.f, 1.f) * half;
       const double y1 = mid - std::clamp(columns[x].first, -1.f, 1.f) * half;
-      painter.drawLine(QPointF(band.left() + x, y0), QPointF(band.left() + x, std::max(y1, y0 + 1)));
+      painter.drawLine(QPointF(band.left() + x, y0),
+                       QPointF(band.left() + x, std::max(y1, y0 + 1)));
     }
   }
   painter.setPen(Qt::white);
@@ -71,14 +71,16 @@ void AudioLane::paintEvent(QPaintEvent*) {
   if (!m_spectrogram.isNull()) {
     // Smooth scaling keeps narrow lines visible when many bins fall on one row; cached per size.
     if (m_scaledSpectrogram.size() != spec.size()) {
-      m_scaledSpectrogram = m_spectrogram.scaled(spec.size(), Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+      m_scaledSpectrogram =
+          m_spectrogram.scaled(spec.size(), Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
     }
     painter.drawImage(spec.topLeft(), m_scaledSpectrogram);
   } else {
     painter.fillRect(spec, Qt::black);
   }
   painter.setPen(Qt::white);
-  painter.drawText(spec.adjusted(4, 2, 0, 0), Qt::AlignLeft | Qt::AlignTop, tr("spectrogram of A - B"));
+  painter.drawText(spec.adjusted(4, 2, 0, 0), Qt::AlignLeft | Qt::AlignTop,
+                   tr("spectrogram of A - B"));
   if (m_duration > 0) {
     const double x = std::clamp(m_playhead / m_duration, 0.0, 1.0) * (width() - 1);
     painter.setPen(QPen(QColor(255, 80, 80), 2));

@@ -3,7 +3,6 @@
 // spectrogram of their difference, with the playhead. Dumb: setters in, seekRequested out.
 #include <QImage>
 #include <QWidget>
-
 #include <vector>
 
 namespace h3p::ui {
@@ -16,8 +15,8 @@ class AudioLane : public QWidget {
 
   // Mono tracks at sampleRate Hz, the difference spectrogram, and the clip length in seconds
   // (the lane's time axis).
-  void setTracks(std::vector<float> a, std::vector<float> b, int sampleRate, const QImage& spectrogram,
-                 double durationSeconds);
+  void setTracks(std::vector<float> a, std::vector<float> b, int sampleRate,
+                 const QImage& spectrogram, double durationSeconds);
   void setPlayhead(double seconds);
   void setHeardSide(int side);
   // The rows the lane draws (widget coordinates): waveform A, waveform B, spectrogram.
@@ -32,8 +31,8 @@ class AudioLane : public QWidget {
   void mousePressEvent(QMouseEvent* event) override;
 
  private:
-  void drawWaveform(QPainter& painter, const QRect& band, const std::vector<float>& mono, bool heard,
-                    const QString& name) const;
+  void drawWaveform(QPainter& painter, const QRect& band, const std::vector<float>& mono,
+                    bool heard, const QString& name) const;
 
   std::vector<float> m_a, m_b;
   int m_rate = 0;

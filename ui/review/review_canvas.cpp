@@ -3,24 +3,27 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QWheelEvent>
-
 #include <algorithm>
 #include <cmath>
 
 namespace h3p::ui {
 
 namespace {
-constexpr double kGap = 4;              // pixels between the side-by-side areas
-constexpr double kWipeGrabPixels = 8;   // how near the split a press grabs it
+constexpr double kGap = 4;             // pixels between the side-by-side areas
+constexpr double kWipeGrabPixels = 8;  // how near the split a press grabs it
 const QColor kBackground(24, 24, 28);
 }  // namespace
 
 QString reviewModeName(ReviewMode mode) {
   switch (mode) {
-    case ReviewMode::SideBySide: return QStringLiteral("side by side");
-    case ReviewMode::Wipe: return QStringLiteral("wipe");
-    case ReviewMode::Flicker: return QStringLiteral("flicker");
-    case ReviewMode::Difference: return QStringLiteral("difference");
+    case ReviewMode::SideBySide:
+      return QStringLiteral("side by side");
+    case ReviewMode::Wipe:
+      return QStringLiteral("wipe");
+    case ReviewMode::Flicker:
+      return QStringLiteral("flicker");
+    case ReviewMode::Difference:
+      return QStringLiteral("difference");
   }
   return {};
 }
@@ -33,7 +36,8 @@ ReviewCanvas::ReviewCanvas(QWidget* parent) : QWidget(parent) {
   setFocusPolicy(Qt::StrongFocus);
 }
 
-void ReviewCanvas::setFrames(int index, const QImage& a, const QImage& b, const QImage& difference) {
+void ReviewCanvas::setFrames(int index, const QImage& a, const QImage& b,
+                             const QImage& difference) {
   m_index = index;
   m_a = a;
   m_b = b;
@@ -65,8 +69,8 @@ double ReviewCanvas::scaleIn(const QRectF& area) const {
 QRectF ReviewCanvas::imageRectIn(const QRectF& area) const {
   const QSize size = imageSize();
   const double scale = scaleIn(area);
-  const QPointF center = m_state.center.x() < 0 ? QPointF(size.width() / 2.0, size.height() / 2.0)
-                                                 : m_state.center;
+  const QPointF center =
+      m_state.center.x() < 0 ? QPointF(size.width() / 2.0, size.height() / 2.0) : m_state.center;
   const QPointF topLeft = area.center() - center * scale;
   return QRectF(topLeft, QSizeF(size.width() * scale, size.height() * scale));
 }
@@ -112,17 +116,19 @@ void ReviewCanvas::paintEvent(QPaintEvent*) {
         painter.setClipRect(list[side]);
         painter.drawImage(imageRectIn(list[side]), side == 0 ? m_a : m_b);
         painter.restore();
-        drawLabel(painter, list[side], side == 0 ? nameA : nameB, m_state.heardSide == side, Qt::AlignLeft);
+        drawLabel(painter, list[side], side == 0 ? nameA : nameB, m_state.heardSide == side,
+                  Qt::AlignLeft);
       }
       break;
     case ReviewMode::Wipe: {
       const QRectF image = imageRectIn(list[0]);
       const double split = image.left() + image.width() * std::clamp(m_state.wipe, 0.0, 1.0);
       painter.save();
-      painter.setClipRect(list[0].intersected(QRectF(QPointF(list[0].left(), list[0].top()),
-                                                     QPointF(split, list[0].bottom()))));
+      painter.setClipRect(list[0].intersected(
+          QRectF(QPointF(list[0].left(), list[0].top()), QPointF(split, list[0].bottom()))));
       painter.drawImage(image, m_a);
-      painter.setClipRect(list[0].intersected(QRectF(QPointF(split, list[0].top()), list[0].bottomRight())));
+      painter.setClipRect(
+          list[0].intersected(QRectF(QPointF(split, list[0].top()), list[0].bottomRight())));
       painter.drawImage(image, m_b);
       painter.restore();
       painter.setPen(QPen(QColor(255, 255, 255, 200), 2));
@@ -139,7 +145,8 @@ void ReviewCanvas::paintEvent(QPaintEvent*) {
       painter.setClipRect(list[0]);
       painter.drawImage(imageRectIn(list[0]), b ? m_b : m_a);
       painter.restore();
-      drawLabel(painter, list[0], b ? nameB : nameA, m_state.heardSide == (b ? 1 : 0), Qt::AlignLeft);
+      drawLabel(painter, list[0], b ? nameB : nameA, m_state.heardSide == (b ? 1 : 0),
+                Qt::AlignLeft);
       break;
     }
     case ReviewMode::Difference: {
@@ -172,10 +179,12 @@ void ReviewCanvas::mousePressEvent(QMouseEvent* event) {
   if (m_state.mode == ReviewMode::Wipe) {
     const QRectF image = imageRectIn(areas().front());
     const double split = image.left() + image.width() * m_state.wipe;
-    if (std::abs(event->position().x() - split) <= kWipeGrabPixels || !(event->modifiers() & Qt::ShiftModifier)) {
+    if (std::abs(event->position().x() - split) <= kWipeGrabPixels ||
+        !(event->modifiers() & Qt::ShiftModifier)) {
       // In the wipe mode a plain drag moves the split; Shift+drag pans.
       m_drag = Drag::Wipe;
-      emit wipeRequested(std::clamp((event->position().x() - image.left()) / image.width(), 0.0, 1.0));
+      emit wipeRequested(
+          std::clamp((event->position().x() - image.left()) / image.width(), 0.0, 1.0));
     }
   }
 }
@@ -189,7 +198,8 @@ void ReviewCanvas::mouseMoveEvent(QMouseEvent* event) {
     if (!delta.isNull()) emit panRequested(delta);
   } else if (m_drag == Drag::Wipe) {
     const QRectF image = imageRectIn(areas().front());
-    emit wipeRequested(std::clamp((event->position().x() - image.left()) / image.width(), 0.0, 1.0));
+    emit wipeRequested(
+        std::clamp((event->position().x() - image.left()) / image.width(), 0.0, 1.0));
   }
 }
 

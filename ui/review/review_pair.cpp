@@ -2,7 +2,6 @@
 
 #include <QCollator>
 #include <QDir>
-
 #include <algorithm>
 
 namespace h3p::ui {

@@ -12,7 +12,6 @@
 #include <QSlider>
 #include <QToolButton>
 #include <QVBoxLayout>
-
 #include <cmath>
 
 #include "core/common/error.h"
@@ -55,9 +54,8 @@ ReviewView::ReviewView(QWidget* parent)
   PlaybackController* playback = m_controller->playback();
   connect(playback, &PlaybackController::frameReady, this, &ReviewView::onFrameReady);
   connect(playback, &PlaybackController::frameChanged, this, &ReviewView::frameChanged);
-  connect(playback, &PlaybackController::playingChanged, this, [this](bool playing) {
-    m_playButton->setText(playing ? tr("Pause") : tr("Play"));
-  });
+  connect(playback, &PlaybackController::playingChanged, this,
+          [this](bool playing) { m_playButton->setText(playing ? tr("Pause") : tr("Play")); });
   connect(playback, &PlaybackController::loopChanged, m_loop, &QCheckBox::setChecked);
   connect(playback, &PlaybackController::failed, this, [this](const QString& message) {
     m_frameLabel->setText(tr("error: %1").arg(message));
@@ -139,7 +137,8 @@ QWidget* ReviewView::createControls() {
 
   m_mode = new QComboBox(bar);
   m_mode->setObjectName(QStringLiteral("modeCombo"));
-  for (ReviewMode mode : {ReviewMode::SideBySide, ReviewMode::Wipe, ReviewMode::Flicker, ReviewMode::Difference}) {
+  for (ReviewMode mode :
+       {ReviewMode::SideBySide, ReviewMode::Wipe, ReviewMode::Flicker, ReviewMode::Difference}) {
     m_mode->addItem(reviewModeName(mode), static_cast<int>(mode));
   }
   connect(m_mode, &QComboBox::currentIndexChanged, this, [this](int index) {
@@ -234,9 +233,10 @@ void ReviewView::openPair(const QString& left, const QString& right) {
     b = FrameSource::open(right, a->sampleRate());
   }
   if (a->width() != b->width() || a->height() != b->height()) {
-    throw InputError(right.toLocal8Bit().toStdString() + ": frames are " + std::to_string(b->width()) +
-                     "x" + std::to_string(b->height()) + ", " + left.toLocal8Bit().toStdString() +
-                     " has " + std::to_string(a->width()) + "x" + std::to_string(a->height()));
+    throw InputError(right.toLocal8Bit().toStdString() + ": frames are " +
+                     std::to_string(b->width()) + "x" + std::to_string(b->height()) + ", " +
+                     left.toLocal8Bit().toStdString() + " has " + std::to_string(a->width()) + "x" +
+                     std::to_string(a->height()));
   }
   PlaybackController* playback = m_controller->playback();
   playback->setSources(a, b);
@@ -244,10 +244,12 @@ void ReviewView::openPair(const QString& left, const QString& right) {
 
   const int rate = a->sampleRate() > 0 ? a->sampleRate() : b->sampleRate();
   std::vector<float> monoA = monoMix(a->stereo());
-  std::vector<float> monoB = b->sampleRate() > 0 ? monoMix(resampleStereo(b->stereo(), b->sampleRate(), rate))
-                                                 : std::vector<float>{};
+  std::vector<float> monoB = b->sampleRate() > 0
+                                 ? monoMix(resampleStereo(b->stereo(), b->sampleRate(), rate))
+                                 : std::vector<float>{};
   const QImage spectrogram = differenceSpectrogram(monoA, monoB);
-  m_lane->setTracks(std::move(monoA), std::move(monoB), rate, spectrogram, playback->frameCount() / playback->fps());
+  m_lane->setTracks(std::move(monoA), std::move(monoB), rate, spectrogram,
+                    playback->frameCount() / playback->fps());
   {
     const QSignalBlocker block(m_slider);
     m_slider->setRange(0, std::max(0, playback->frameCount() - 1));
@@ -309,7 +311,8 @@ void ReviewView::onStateChanged(const ViewState& state) {
   m_canvas->setViewState(state);
   m_lane->setHeardSide(state.heardSide);
   const QString name = state.heardSide == 0 ? state.labelA : state.labelB;
-  m_heardLabel->setText(tr("\u266A heard: <b>%1</b> %2").arg(state.heardSide == 0 ? "A" : "B", name.toHtmlEscaped()));
+  m_heardLabel->setText(
+      tr("\u266A heard: <b>%1</b> %2").arg(state.heardSide == 0 ? "A" : "B", name.toHtmlEscaped()));
   const int index = m_mode->findData(static_cast<int>(state.mode));
   if (index != m_mode->currentIndex()) {
     const QSignalBlocker block(m_mode);
@@ -325,14 +328,16 @@ void ReviewView::showReadout(QPointF point) {
 
 void ReviewView::updateReadout() {
   const PreparedFrame& frame = m_controller->playback()->current();
-  const QPoint p(static_cast<int>(std::floor(m_hover.x())), static_cast<int>(std::floor(m_hover.y())));
+  const QPoint p(static_cast<int>(std::floor(m_hover.x())),
+                 static_cast<int>(std::floor(m_hover.y())));
   if (frame.a.isNull() || m_hover.x() < 0 || !frame.a.rect().contains(p)) {
     m_readout->clear();
     return;
   }
   const QRgb ca = frame.a.pixel(p), cb = frame.b.pixel(p);
   m_readout->setText(tr("x %1 y %2 | A %3 | B %4 | max|A-B| %5")
-                         .arg(p.x()).arg(p.y())
+                         .arg(p.x())
+                         .arg(p.y())
                          .arg(sideText(frame.a, p), sideText(frame.b, p))
                          .arg(differenceMagnitude(ca, cb, 1.0)));
 }

@@ -19,13 +19,13 @@ QString reviewModeName(ReviewMode mode);
 
 struct ViewState {
   ReviewMode mode = ReviewMode::SideBySide;
-  double zoom = 1;              // 1 = fit the image to its area; both sides share it
-  QPointF center{-1, -1};       // image point at the area centre; negative = image centre
-  double wipe = 0.5;            // split position as a fraction of the image width
-  bool flickerShowsB = false;   // the flicker mode's current side
-  double gain = 4;              // difference gain
-  int heardSide = 0;            // 0 = A, 1 = B
-  QString labelA, labelB;       // side names
+  double zoom = 1;             // 1 = fit the image to its area; both sides share it
+  QPointF center{-1, -1};      // image point at the area centre; negative = image centre
+  double wipe = 0.5;           // split position as a fraction of the image width
+  bool flickerShowsB = false;  // the flicker mode's current side
+  double gain = 4;             // difference gain
+  int heardSide = 0;           // 0 = A, 1 = B
+  QString labelA, labelB;      // side names
 };
 
 }  // namespace h3p::ui
