@@ -43,6 +43,8 @@ class ReviewViewTest : public QObject {
   void helpOverlayListsShortcuts();
   void keyboardStepsFrames();
   void playAdvancesAndStopsAtEnd();
+  void seekAndAudioSwitchWhilePlayingKeepPlaying();
+  void flickerAlternatesSides();
   void refusesMismatchedSizesAndKeepsOpenPair();
   void refusesRunWithoutDecodedFrames();
   void opensRunAgainstImportedVideo();
@@ -337,6 +339,47 @@ void ReviewViewTest::playAdvancesAndStopsAtEnd() {
   QVERIFY(view.controller()->playback()->isPlaying());
   view.hide();
   QVERIFY(!view.controller()->playback()->isPlaying());
+}
+
+void ReviewViewTest::seekAndAudioSwitchWhilePlayingKeepPlaying() {
+  ReviewView view;
+  view.openPair(candidate(), provider());
+  auto* playback = view.controller()->playback();
+  playback->setLoop(true);
+  view.play();
+  view.seek(20);
+  QCOMPARE(view.currentFrame(), 20);  // shown at once
+  QVERIFY(playback->isPlaying());
+  QTRY_VERIFY_WITH_TIMEOUT(view.currentFrame() > 20, 20000);  // and played on from there
+  playback->toggleHeardSide();
+  QVERIFY(playback->isPlaying());
+  const int before = view.currentFrame();
+  QTRY_VERIFY_WITH_TIMEOUT(view.currentFrame() != before, 20000);
+  view.pause();
+}
+
+void ReviewViewTest::flickerAlternatesSides() {
+  ReviewView view;
+  view.resize(800, 600);
+  view.openPair(candidate(), provider());
+  view.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&view));
+  view.controller()->setMode(ReviewMode::Flicker);
+  QCOMPARE(view.controller()->state().flickerShowsB, false);
+  QTRY_VERIFY(view.controller()->state().flickerShowsB);   // the flicker timer shows B
+  QTRY_VERIFY(!view.controller()->state().flickerShowsB);  // and A again
+  // Flicker paints one side at a time: the differing block shows A's or B's red.
+  view.controller()->setMode(ReviewMode::SideBySide);
+  view.controller()->setMode(ReviewMode::Flicker);
+  auto* canvas = view.canvas();
+  const QRectF image = canvas->imageRectIn(canvas->areas().front());
+  const QPoint block = (image.topLeft() + QPointF(9.5, 9.5) * (image.width() / kReviewWidth)).toPoint();
+  const int shown = QColor(canvas->grab().toImage().pixel(block)).red();
+  view.controller()->toggleFlicker();
+  const int flipped = QColor(canvas->grab().toImage().pixel(block)).red();
+  const bool nowB = view.controller()->state().flickerShowsB;
+  QCOMPARE(flipped, qRed(reviewPixel(nowB ? 1 : 0, 0, 9, 9)));
+  QCOMPARE(shown, qRed(reviewPixel(nowB ? 0 : 1, 0, 9, 9)));
 }
 
 void ReviewViewTest::refusesMismatchedSizesAndKeepsOpenPair() {
