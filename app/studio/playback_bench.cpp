@@ -3,10 +3,12 @@
 // then seeks to random frames, and prints fps, dropped frames, the shown frame's lag behind the
 // audio clock (A/V drift), the clock's rate against the monotonic clock, CPU use and seek
 // latency; --json adds one JSON line, --log FILE writes one line per painted frame.
-//   h3parity-studio-bench [--seeks N] [--warmup-ms MS] [--mode MODE] [--heard A|B] [--json]
+//   h3parity-studio-bench [--seeks N] [--cold-seeks N] [--warmup-ms MS] [--mode MODE] [--heard A|B] [--json]
 //                         [--log FILE] [--screenshot PNG] LEFT RIGHT
 // Exit 0 when it ran (figures are reported, not judged), 2 on bad input.
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -23,6 +25,7 @@
 
 #include "core/common/error.h"
 #include "ui/playback/audio_clock.h"
+#include "ui/playback/frame_source.h"
 #include "ui/playback/playback_controller.h"
 #include "ui/review/review_canvas.h"
 #include "ui/review/review_controller.h"
@@ -35,6 +38,32 @@ double cpuSeconds() {
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
          (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+// The whole frames.rgb mapping of `source` (page-aligned: it starts the mapping).
+std::pair<void*, std::size_t> mapping(const h3p::ui::FrameSource& source) {
+  const QImage first = source.frame(0);
+  const std::size_t bytes = std::size_t(source.frameCount()) * source.width() * source.height() * 3;
+  return {const_cast<uchar*>(first.constBits()), bytes};
+}
+
+// Asks the kernel to reclaim the mapping's pages (they come back from disk on the next touch).
+void evict(const h3p::ui::FrameSource& source) {
+  const auto [base, bytes] = mapping(source);
+  madvise(base, bytes, MADV_PAGEOUT);
+}
+
+// Fraction of frame `index`'s pages resident in memory.
+double resident(const h3p::ui::FrameSource& source, int index) {
+  const long page = sysconf(_SC_PAGESIZE);
+  const auto [base, bytes] = mapping(source);
+  const std::size_t frameBytes = bytes / source.frameCount();
+  const auto begin = reinterpret_cast<std::uintptr_t>(base) + frameBytes * index;
+  const std::uintptr_t first = begin / page * page;
+  const std::size_t pages = (begin + frameBytes - first + page - 1) / page;
+  std::vector<unsigned char> in(pages);
+  if (mincore(reinterpret_cast<void*>(first), pages * page, in.data()) != 0) return -1;
+  return std::count_if(in.begin(), in.end(), [](unsigned char c) { return c & 1; }) / double(pages);
 }
 
 void waitMs(int ms) {
@@ -71,6 +100,11 @@ int main(int argc, char* argv[]) {
       QStringLiteral("screenshot"),
       QStringLiteral("Save the view at the middle frame as PNG FILE at the end."),
       QStringLiteral("FILE"));
+  const QCommandLineOption coldOption(
+      QStringLiteral("cold-seeks"),
+      QStringLiteral("Random seeks to time with the frames' pages reclaimed before each."),
+      QStringLiteral("N"), QStringLiteral("20"));
+  parser.addOption(coldOption);
   parser.addOptions(
       {seeksOption, warmupOption, jsonOption, logOption, sideOption, modeOption, shotOption});
   parser.addPositionalArgument(QStringLiteral("LEFT"),
@@ -158,6 +192,29 @@ int main(int argc, char* argv[]) {
   const double seekMedian = seekMs.empty() ? 0 : seekMs[seekMs.size() / 2];
   const double seekMax = seekMs.empty() ? 0 : seekMs.back();
 
+  // Cold seeks: both mappings' pages reclaimed before each seek.
+  std::vector<double> coldMs;
+  double residentBefore = 0;
+  const h3p::ui::FrameSource* a = playback->sourceA();
+  const h3p::ui::FrameSource* b = playback->sourceB();
+  for (int i = 0; i < parser.value(coldOption).toInt(); ++i) {
+    const int frame = random.bounded(view.frameCount());
+    waitMs(30);  // let the prefetch worker finish touching pages after the previous seek
+    evict(*a);
+    evict(*b);
+    residentBefore += (resident(*a, frame) + resident(*b, frame)) / 2;
+    QElapsedTimer t;
+    t.start();
+    view.seek(frame);
+    view.canvas()->repaint();
+    coldMs.push_back(t.nsecsElapsed() / 1e6);
+    QApplication::processEvents();
+  }
+  std::sort(coldMs.begin(), coldMs.end());
+  const double coldMedian = coldMs.empty() ? 0 : coldMs[coldMs.size() / 2];
+  const double coldMax = coldMs.empty() ? 0 : coldMs.back();
+  const double coldResident = coldMs.empty() ? 0 : residentBefore / coldMs.size();
+
   if (parser.isSet(shotOption)) {
     view.seek(view.frameCount() / 2);
     view.showReadout(QPointF(view.canvas()->frameIndex() >= 0 ? 100 : 0, 100));
@@ -188,6 +245,10 @@ int main(int argc, char* argv[]) {
   out << "seek: " << seekMs.size() << " random seeks, median "
       << QString::number(seekMedian, 'f', 1) << " ms, max " << QString::number(seekMax, 'f', 1)
       << " ms\n";
+  out << "cold seek: " << coldMs.size() << " random seeks with the pages reclaimed ("
+      << QString::number(coldResident * 100, 'f', 0) << " % of the frame resident before), median "
+      << QString::number(coldMedian, 'f', 1) << " ms, max " << QString::number(coldMax, 'f', 1)
+      << " ms\n";
   if (parser.isSet(jsonOption)) {
     const QJsonObject json{
         {"frames", view.frameCount()},
@@ -201,7 +262,10 @@ int main(int argc, char* argv[]) {
         {"clock_rate", stats.wallSeconds > 0 ? stats.clockSeconds / stats.wallSeconds : 0},
         {"audio", clock->audioMaster()},
         {"seek_median_ms", seekMedian},
-        {"seek_max_ms", seekMax}};
+        {"seek_max_ms", seekMax},
+        {"cold_seek_median_ms", coldMedian},
+        {"cold_seek_max_ms", coldMax},
+        {"cold_seek_resident", coldResident}};
     out << QJsonDocument(json).toJson(QJsonDocument::Compact) << "\n";
   }
   return 0;
