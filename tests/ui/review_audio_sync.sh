@@ -111,7 +111,7 @@ for side in A B; do
     parec_pid=$!
     sleep 2.5  # parec's stream must run before playback starts (ENVIRONMENT.md)
     env -u QT_QPA_PLATFORM QT_XCB_GL_INTEGRATION=none xvfb-run -a -s '-screen 0 1920x1080x24' \
-      "$H3P_STUDIO_BENCH" --seeks 0 --heard $side --log frames-$side.log --json $A $B > bench-$side.txt
+      "$H3P_STUDIO_BENCH" --seeks 0 --cold-seeks 0 --heard $side --log frames-$side.log --json $A $B > bench-$side.txt
     sleep 0.5
     kill "$parec_pid"
     wait "$parec_pid" 2>/dev/null || true
