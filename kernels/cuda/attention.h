@@ -24,9 +24,9 @@ struct AttentionArgs {
 enum class AttentionSchedule {
   serial,      // QKᵀ, softmax, PV one after the other
   overlapped,  // QKᵀ(n) and PV(n−1) in flight while softmax(n) runs
-  pingpong,    // overlapped, and the two warpgroups take turns issuing their GEMMs so that
-               // one's softmax runs under the other's GEMMs
   batched,     // QKᵀ(n) and PV(n−1) issued together, both awaited, then softmax(n)
+  pingpong,    // batched, and the two warpgroups take turns issuing their GEMMs so that one's
+               // softmax runs under the other's GEMMs
 };
 
 // Runs on `stream` with key tiles of `key_tile` rows (128 or 176); throws

@@ -273,7 +273,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       issue_qk(s, sh.q, sh.k[stage], row0);
       issue_pv(o, p, sh.v[prev]);
       pass_turn(false);
-      if constexpr (kSchedule == AttentionSchedule::batched) {
+      if constexpr (kSchedule == AttentionSchedule::batched || kPingpong) {
         wgmma_wait<0>();  // both GEMMs done, then the softmax
 #pragma unroll
         for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
