@@ -236,17 +236,8 @@ int main(int argc, char** argv) {
           std::tuple{AttentionSchedule::batched, 176, "batched/176"},
           std::tuple{AttentionSchedule::overlapped, 176, "overlapped/176"}}) {
       at::Tensor out = at::empty({s, inner}, f.x.options());
-      kernels::cuda::AttentionArgs a;
-      auto* base = static_cast<at::BFloat16*>(qkv.data_ptr());
-      a.q = base;
-      a.k = base + inner;
-      a.v = base + 2 * inner;
-      a.out = out.data_ptr();
-      a.q_row_stride = a.k_row_stride = a.v_row_stride = 3 * inner;
-      a.out_row_stride = inner;
-      a.seq_q = a.seq_kv = static_cast<int>(s);
-      a.heads = static_cast<int>(h);
-      a.scale = 1.0f / std::sqrt(128.0f);
+      const auto a = kernels::cuda::fused_qkv_attention(qkv.data_ptr(), out.data_ptr(),
+                                                        static_cast<int>(s), static_cast<int>(h));
       cudaStream_t stream = at::cuda::getCurrentCUDAStream();
       Row r;
       r.what = std::string("attention candidate (") + name + data + ")";

@@ -20,6 +20,10 @@ struct AttentionArgs {
   float scale = 0.0f;  // softmax scale, usually 1/sqrt(head_dim)
 };
 
+// Self-attention over a fused QKV buffer (S, 3·H·128) holding q, k, v side by side per row,
+// written to `out` (S, H·128); scale 1/sqrt(128).
+AttentionArgs fused_qkv_attention(const void* qkv, void* out, int rows, int heads);
+
 // How the consumer warpgroups schedule their two GEMMs and the softmax.
 enum class AttentionSchedule {
   serial,      // QKᵀ, softmax, PV one after the other

@@ -360,6 +360,22 @@ void launch_schedule(const AttentionArgs& a, AttentionSchedule schedule, cudaStr
 
 }  // namespace
 
+AttentionArgs fused_qkv_attention(const void* qkv, void* out, int rows, int heads) {
+  const int64_t inner = int64_t{heads} * kHeadDim;
+  const auto* base = static_cast<const __nv_bfloat16*>(qkv);
+  AttentionArgs a;
+  a.q = base;
+  a.k = base + inner;
+  a.v = base + 2 * inner;
+  a.out = out;
+  a.q_row_stride = a.k_row_stride = a.v_row_stride = 3 * inner;
+  a.out_row_stride = inner;
+  a.seq_q = a.seq_kv = rows;
+  a.heads = heads;
+  a.scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
+  return a;
+}
+
 void attention_bf16(const AttentionArgs& a, AttentionSchedule schedule, cudaStream_t stream,
                     int key_tile) {
   require(a.head_dim == kHeadDim, "head_dim must be 128, got " + std::to_string(a.head_dim));

@@ -129,17 +129,8 @@ at::Tensor CandidateBlock::forward(const CandidateBlockWeights& w, const at::Ten
                sin.data_ptr<float>(), rotary, rounding, stream);
   mark("q/k norm + rope", stream);
   at::Tensor o = at::empty({rows, inner}, bf16);
-  AttentionArgs a;
-  auto* base = static_cast<at::BFloat16*>(qkv.data_ptr());
-  a.q = base;
-  a.k = base + inner;
-  a.v = base + 2 * inner;
-  a.out = o.data_ptr();
-  a.q_row_stride = a.k_row_stride = a.v_row_stride = 3 * inner;
-  a.out_row_stride = inner;
-  a.seq_q = a.seq_kv = static_cast<int>(rows);
-  a.heads = static_cast<int>(heads);
-  a.scale = 1.0f / std::sqrt(128.0f);
+  const auto a = fused_qkv_attention(qkv.data_ptr(), o.data_ptr(), static_cast<int>(rows),
+                                     static_cast<int>(heads));
   attention_bf16(a, options_.schedule, stream, options_.key_tile);
   mark("attention", stream);
   at::Tensor y = at::empty({rows, hidden}, bf16);

@@ -70,16 +70,8 @@ void test_attention() {
       at::Tensor qkv = at::randn({rows, 3 * inner}, kBf16).mul_(2.0);
       auto part = [&](int i) { return qkv.narrow(1, i * inner, inner).view({rows, heads, 128}); };
       at::Tensor out = at::full({rows, inner}, NAN, kBf16);
-      kernels::cuda::AttentionArgs a;
-      a.q = part(0).data_ptr();
-      a.k = part(1).data_ptr();
-      a.v = part(2).data_ptr();
-      a.out = out.data_ptr();
-      a.q_row_stride = a.k_row_stride = a.v_row_stride = 3 * inner;
-      a.out_row_stride = inner;
-      a.seq_q = a.seq_kv = rows;
-      a.heads = heads;
-      a.scale = 1.0f / std::sqrt(128.0f);
+      const auto a =
+          kernels::cuda::fused_qkv_attention(qkv.data_ptr(), out.data_ptr(), rows, heads);
       kernels::cuda::attention_bf16(a, schedule, stream(), key_tile);
       const std::string name = "attention S=" + std::to_string(rows) + " H=" +
                                std::to_string(heads) + " tile " + std::to_string(key_tile) +
