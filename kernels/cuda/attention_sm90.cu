@@ -23,7 +23,6 @@ using namespace sm90;
 constexpr int kBlockM = 128;   // query rows per CTA
 constexpr int kHeadDim = 128;
 constexpr int kHalf = 64;      // channels per 128-byte swizzled box
-constexpr int kStages = 2;
 constexpr int kThreads = 384;  // producer warpgroup + two consumer warpgroups
 
 // A tile of kRows rows of one head as two 128-byte-swizzled halves of 64 channels.
@@ -33,16 +32,20 @@ struct alignas(1024) Tile {
   __nv_bfloat16 half[2][kRows][kHalf];
 };
 
-// Shared memory of one CTA for key tiles of kN rows.
+// Shared memory of one CTA for key tiles of kN rows: Q, and a ring of K and V stages (three
+// of 128 rows or two of 176 fit in 227 KiB). K and V stages are released separately: K as soon
+// as QKᵀ has read it, V after PV.
 template <int kN>
 struct Shared {
+  static constexpr int kStages = kN == 128 ? 3 : 2;
   Tile<kBlockM> q;
   Tile<kN> k[kStages];
   Tile<kN> v[kStages];
   uint64_t q_full;
   uint64_t k_full[kStages];
   uint64_t v_full[kStages];
-  uint64_t empty[kStages];
+  uint64_t k_empty[kStages];
+  uint64_t v_empty[kStages];
 };
 
 template <int kN>
@@ -178,13 +181,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warpgroup = threadIdx.x / 128;
   const int m_tile = blockIdx.x, head = blockIdx.y;
   const int tiles = (seq_kv + kN - 1) / kN;
+  constexpr int kStages = Shared<kN>::kStages;
 
   if (threadIdx.x == 0) {
     mbar_init(&sh.q_full, 1);
     for (int i = 0; i < kStages; ++i) {
       mbar_init(&sh.k_full[i], 1);
       mbar_init(&sh.v_full[i], 1);
-      mbar_init(&sh.empty[i], 8);  // one arrival per consumer warp
+      mbar_init(&sh.k_empty[i], 8);  // one arrival per consumer warp
+      mbar_init(&sh.v_empty[i], 8);
     }
     mbar_fence_init();
   }
@@ -201,10 +206,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       tma_load_3d(sh.q.half[1], &q_map, &sh.q_full, kHalf, head, m_tile * kBlockM);
       for (int n = 0; n < tiles; ++n) {
         const int stage = n % kStages;
-        if (n >= kStages) mbar_wait(&sh.empty[stage], ((n / kStages) & 1) ^ 1);
+        const uint32_t freed = ((n / kStages) & 1) ^ 1;  // the previous use's release
+        if (n >= kStages) mbar_wait(&sh.k_empty[stage], freed);
         mbar_arrive_expect_tx(&sh.k_full[stage], Tile<kN>::kBytes);
         tma_load_3d(sh.k[stage].half[0], &k_map, &sh.k_full[stage], 0, head, n * kN);
         tma_load_3d(sh.k[stage].half[1], &k_map, &sh.k_full[stage], kHalf, head, n * kN);
+        if (n >= kStages) mbar_wait(&sh.v_empty[stage], freed);
         mbar_arrive_expect_tx(&sh.v_full[stage], Tile<kN>::kBytes);
         tma_load_3d(sh.v[stage].half[0], &v_map, &sh.v_full[stage], 0, head, n * kN);
         tma_load_3d(sh.v[stage].half[1], &v_map, &sh.v_full[stage], kHalf, head, n * kN);
@@ -231,6 +238,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_wait(&sh.k_full[stage], phase);
       issue_qk(s, sh.q, sh.k[stage], row0);
       wgmma_wait<0>();
+      release_stage(&sh.k_empty[stage]);
       online_softmax<kN>(s, state, alpha, n, seq_kv, scale_log2);
       pack_probabilities<kN>(s, p);
       rescale(o, alpha);
@@ -239,7 +247,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma_wait<0>();
 #pragma unroll
       for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
-      release_stage(&sh.empty[stage]);
+      release_stage(&sh.v_empty[stage]);
     }
   } else {
     // Steps 0..tiles: step n issues QKᵀ(n) (n < tiles) and PV(n−1) (n > 0). With pingpong the
@@ -263,6 +271,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     issue_qk(s, sh.q, sh.k[0], row0);
     pass_turn(tiles == 0);
     wgmma_wait<0>();
+    release_stage(&sh.k_empty[0]);
     online_softmax<kN>(s, state, alpha, 0, seq_kv, scale_log2);
     pack_probabilities<kN>(s, p);
     for (int n = 1; n < tiles; ++n) {
@@ -277,15 +286,17 @@ __global__ void __launch_bounds__(kThreads, 1)
         wgmma_wait<0>();  // both GEMMs done, then the softmax
 #pragma unroll
         for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
-        release_stage(&sh.empty[prev]);
+        release_stage(&sh.k_empty[stage]);
+        release_stage(&sh.v_empty[prev]);
         online_softmax<kN>(s, state, alpha, n, seq_kv, scale_log2);
       } else {
         wgmma_wait<1>();  // QKᵀ(n) done, PV(n−1) may still run
+        release_stage(&sh.k_empty[stage]);
         online_softmax<kN>(s, state, alpha, n, seq_kv, scale_log2);
         wgmma_wait<0>();
 #pragma unroll
         for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
-        release_stage(&sh.empty[prev]);
+        release_stage(&sh.v_empty[prev]);
       }
       rescale(o, alpha);
       pack_probabilities<kN>(s, p);
@@ -298,7 +309,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
-    release_stage(&sh.empty[last]);
+    release_stage(&sh.v_empty[last]);
   }
 
   // Epilogue: finish the row sums across the four lanes of a row, normalise, store bf16.
