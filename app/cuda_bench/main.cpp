@@ -154,11 +154,11 @@ int main(int argc, char** argv) {
     using kernels::cuda::AttentionSchedule;
     using kernels::cuda::Rounding;
     const std::vector<std::tuple<AttentionSchedule, Rounding, int, const char*>> configs = {
+        {AttentionSchedule::pingpong, Rounding::provider_fused_norm, 176, "pingpong/176, default"},
+        {AttentionSchedule::batched, Rounding::provider_fused_norm, 176, "batched/176"},
         {AttentionSchedule::serial, Rounding::provider_fused_norm, 176, "serial/176"},
         {AttentionSchedule::serial, Rounding::provider_fused_norm, 128, "serial/128"},
-        {AttentionSchedule::batched, Rounding::provider_fused_norm, 176, "batched/176"},
-        {AttentionSchedule::pingpong, Rounding::provider_fused_norm, 176, "pingpong/176"},
-        {AttentionSchedule::serial, Rounding::once, 176, "serial/176, rounding once"}};
+        {AttentionSchedule::pingpong, Rounding::once, 176, "pingpong/176, rounding once"}};
     for (const auto& [schedule, rounding, key_tile, name] : configs) {
       kernels::cuda::CandidateBlock block({schedule, rounding, false, key_tile});
       at::Tensor out;
