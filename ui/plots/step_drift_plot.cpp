@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "ui/plots/plot_palette.h"
+#include "ui/plots/stacked_axes.h"
 
 namespace h3p::ui {
 
@@ -79,23 +80,10 @@ StepDriftPlot::StepDriftPlot(QWidget* parent) : QWidget(parent), m_plot(new QCus
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_plot);
-  m_plot->plotLayout()->clear();
-  m_videoRect = new QCPAxisRect(m_plot);
-  m_audioRect = new QCPAxisRect(m_plot);
-  m_plot->plotLayout()->addElement(0, 0, m_videoRect);
-  m_plot->plotLayout()->addElement(1, 0, m_audioRect);
-  m_plot->setAutoAddPlottableToLegend(false);  // the legend lists one entry per run
-  m_legend = new QCPLegend;
-  m_plot->plotLayout()->addElement(2, 0, m_legend);
-  m_plot->plotLayout()->setRowStretchFactor(2, 0.001);
-  m_legend->setLayer(QStringLiteral("legend"));
-  m_legend->setFillOrder(QCPLegend::foColumnsFirst);
-  m_legend->setWrap(2);
-  m_legend->setBorderPen(Qt::NoPen);
-  m_legend->setVisible(false);
-  auto* group = new QCPMarginGroup(m_plot);
-  m_videoRect->setMarginGroup(QCP::msLeft | QCP::msRight, group);
-  m_audioRect->setMarginGroup(QCP::msLeft | QCP::msRight, group);
+  const StackedAxes axes = stackAxisRects(m_plot, 2);
+  m_videoRect = axes.top;
+  m_audioRect = axes.bottom;
+  m_legend = axes.legend;
   setupLogAxis(m_videoRect->axis(QCPAxis::atLeft), tr("video rel L2 (free-running: solid)"));
   setupLogAxis(m_audioRect->axis(QCPAxis::atLeft), tr("audio rel L2"));
   m_audioRect->axis(QCPAxis::atBottom)->setLabel(tr("step"));
