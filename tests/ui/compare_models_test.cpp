@@ -33,6 +33,7 @@ class CompareModelsTest : public QObject {
   void missingSummaryThrowsNamingFileAndField();
   void brokenJsonThrowsNamingFile();
   void jsonFileErrorsNameFileAndWhere();
+  void seriesOfWrongTypeThrowNamingField();
   void indexFindsByContractSpecSeedAndMetricsWin();
   void treeBadgesAggregateFailUpwards();
   void summaryMarksFailingValues();
@@ -138,6 +139,25 @@ void CompareModelsTest::jsonFileErrorsNameFileAndWhere() {
     } catch (const h3p::InputError& e) {
       const QString what = e.what();
       QVERIFY2(what.startsWith(broken + ": offset "), qPrintable(what));
+    }
+  }
+}
+
+void CompareModelsTest::seriesOfWrongTypeThrowNamingField() {
+  QTemporaryDir dir;
+  const QString file = dir.filePath("x.json");
+  for (const QString key : {"frames", "steps"}) {
+    QJsonObject object = compareObject({});
+    object.insert(key, QJsonValue::Null);
+    QVERIFY(writeJson(file, object));
+    QCOMPARE(readCompareFile(file).size(), 1);  // null: no series
+    object.insert(key, QJsonObject{});
+    QVERIFY(writeJson(file, object));
+    try {
+      readCompareFile(file);
+      QFAIL("no exception");
+    } catch (const h3p::InputError& e) {
+      QCOMPARE(QString(e.what()), file + ": " + key + ": not an array");
     }
   }
 }

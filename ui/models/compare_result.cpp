@@ -25,6 +25,15 @@ QJsonObject requireObject(const QString& file, const QJsonObject& parent, const 
   return value.toObject();
 }
 
+// The array under `key`, empty when the key is absent or null; throws when it is something else.
+QJsonArray optionalArray(const QString& file, const QJsonObject& parent, const QString& key) {
+  const QJsonValue value = parent.value(key);
+  if (!value.isUndefined() && !value.isNull() && !value.isArray()) {
+    failJsonField(file, key, QStringLiteral("not an array"));
+  }
+  return value.toArray();
+}
+
 CompareSide readSide(const QJsonObject& object) {
   CompareSide side;
   side.path = object.value(QStringLiteral("path")).toString();
@@ -112,11 +121,7 @@ CompareResult parseCompareObject(const QString& file, const QJsonObject& object)
   }
 
   // Per-frame and per-step series.
-  const QJsonValue frames = object.value(QStringLiteral("frames"));
-  if (!frames.isUndefined() && !frames.isNull() && !frames.isArray()) {
-    failJsonField(file, QStringLiteral("frames"), QStringLiteral("not an array"));
-  }
-  for (const QJsonValue& value : frames.toArray()) {
+  for (const QJsonValue& value : optionalArray(file, object, QStringLiteral("frames"))) {
     const QJsonObject frame = value.toObject();
     result.frames.append({frame.value(QStringLiteral("index")).toInt(),
                           jsonNumber(frame.value(QStringLiteral("psnr_db"))),
@@ -124,11 +129,7 @@ CompareResult parseCompareObject(const QString& file, const QJsonObject& object)
                           jsonNumber(frame.value(QStringLiteral("psnr_db_ffmpeg"))),
                           jsonNumber(frame.value(QStringLiteral("ssim_ffmpeg")))});
   }
-  const QJsonValue steps = object.value(QStringLiteral("steps"));
-  if (!steps.isUndefined() && !steps.isNull() && !steps.isArray()) {
-    failJsonField(file, QStringLiteral("steps"), QStringLiteral("not an array"));
-  }
-  for (const QJsonValue& value : steps.toArray()) {
+  for (const QJsonValue& value : optionalArray(file, object, QStringLiteral("steps"))) {
     const QJsonObject step = value.toObject();
     result.steps.append({step.value(QStringLiteral("step")).toInt(),
                          jsonNumber(step.value(QStringLiteral("video_rel_l2"))),
