@@ -109,7 +109,6 @@ void StepDriftPlot::setData(const QList<CompareResult>& results,
 
   Range videoRange, audioRange;
   int lastStep = 0;
-  QCPLegend* legend = m_legend;
 
   // Free-running drift per comparison (candidate and provider variants).
   int colorIndex = 0;
@@ -128,8 +127,7 @@ void StepDriftPlot::setData(const QList<CompareResult>& results,
         first = step.step;
       }
     }
-    const QColor color = seriesColor(colorIndex++);
-    QPen pen(color);
+    QPen pen(seriesColor(colorIndex++));
     pen.setWidthF(1.5);
     QString name =
         result.candidate.implSpec.isEmpty() ? result.candidate.path : result.candidate.implSpec;
@@ -139,15 +137,7 @@ void StepDriftPlot::setData(const QList<CompareResult>& results,
                     [](const StepDrift& d) { return d.videoRelL2 == 0 && d.audioRelL2 == 0; })) {
       name += tr(" (bitwise equal)");
     }
-    QCPGraph* graph = addCurve(m_plot, m_videoRect, name, pen, x, video);
-    addCurve(m_plot, m_audioRect, name, pen, x, audio);
-    legend->addItem(new QCPPlottableLegendItem(legend, graph));
-    m_markers.append(first);
-    if (first >= 0) {
-      const int i = static_cast<int>(x.indexOf(first));
-      addMarker(m_plot, m_videoRect, first, video.at(i), color);
-      addMarker(m_plot, m_audioRect, first, audio.at(i), color);
-    }
+    addSeries(name, pen, x, video, audio, first);
   }
 
   // Teacher-forced one-step drift beside the free-running curve.
@@ -164,17 +154,8 @@ void StepDriftPlot::setData(const QList<CompareResult>& results,
     QPen pen(QColor(0x30, 0x30, 0x30));
     pen.setStyle(Qt::DashLine);
     pen.setWidthF(1.5);
-    QCPGraph* graph =
-        addCurve(m_plot, m_videoRect, tr("teacher-forced, one step (dashed)"), pen, x, video);
-    addCurve(m_plot, m_audioRect, graph->name(), pen, x, audio);
-    legend->addItem(new QCPPlottableLegendItem(legend, graph));
     const int first = std::isfinite(threshold) ? teacher->firstOver(threshold) : -1;
-    m_markers.append(first);
-    if (first >= 0) {
-      const int i = static_cast<int>(x.indexOf(first));
-      addMarker(m_plot, m_videoRect, first, video.at(i), pen.color());
-      addMarker(m_plot, m_audioRect, first, audio.at(i), pen.color());
-    }
+    addSeries(tr("teacher-forced, one step (dashed)"), pen, x, video, audio, first);
   }
 
   // Threshold line.
@@ -199,8 +180,22 @@ void StepDriftPlot::setData(const QList<CompareResult>& results,
   }
   m_videoRect->axis(QCPAxis::atLeft)->setRange(videoRange.padded());
   m_audioRect->axis(QCPAxis::atLeft)->setRange(audioRange.padded());
-  legend->setVisible(legend->itemCount() > 0);
+  m_legend->setVisible(m_legend->itemCount() > 0);
   m_plot->replot();
+}
+
+void StepDriftPlot::addSeries(const QString& name, const QPen& pen, const QVector<double>& x,
+                              const QVector<double>& video, const QVector<double>& audio,
+                              int first) {
+  QCPGraph* graph = addCurve(m_plot, m_videoRect, name, pen, x, video);
+  addCurve(m_plot, m_audioRect, name, pen, x, audio);
+  m_legend->addItem(new QCPPlottableLegendItem(m_legend, graph));
+  m_markers.append(first);
+  if (first >= 0) {
+    const int i = static_cast<int>(x.indexOf(first));
+    addMarker(m_plot, m_videoRect, first, video.at(i), pen.color());
+    addMarker(m_plot, m_audioRect, first, audio.at(i), pen.color());
+  }
 }
 
 bool StepDriftPlot::savePng(const QString& file, int width, int height) {
