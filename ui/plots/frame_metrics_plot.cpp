@@ -109,18 +109,10 @@ void FrameMetricsPlot::setResults(const QList<CompareResult>& results) {
     }
     QPen pen(seriesColor(colorIndex++));
     pen.setWidthF(1.5);
-    QCPGraph* psnrGraph =
-        m_plot->addGraph(m_psnrRect->axis(QCPAxis::atBottom), m_psnrRect->axis(QCPAxis::atLeft));
-    psnrGraph->setName(name);
-    psnrGraph->setPen(pen);
+    QCPGraph* psnrGraph = addCurve(m_plot, m_psnrRect, name, pen, x, psnr);
+    QCPGraph* ssimGraph = addCurve(m_plot, m_ssimRect, name, pen, x, ssim);
     psnrGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 3));
-    psnrGraph->setData(x, psnr, true);
-    QCPGraph* ssimGraph =
-        m_plot->addGraph(m_ssimRect->axis(QCPAxis::atBottom), m_ssimRect->axis(QCPAxis::atLeft));
-    ssimGraph->setName(name);
-    ssimGraph->setPen(pen);
     ssimGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 3));
-    ssimGraph->setData(x, ssim, true);
     legend->addItem(new QCPPlottableLegendItem(legend, psnrGraph));
   }
 

@@ -26,4 +26,13 @@ StackedAxes stackAxisRects(QCustomPlot* plot, int legendColumns) {
   return axes;
 }
 
+QCPGraph* addCurve(QCustomPlot* plot, QCPAxisRect* rect, const QString& name, const QPen& pen,
+                   const QVector<double>& x, const QVector<double>& y) {
+  QCPGraph* graph = plot->addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+  graph->setName(name);
+  graph->setPen(pen);
+  graph->setData(x, y, true);
+  return graph;
+}
+
 }  // namespace h3p::ui

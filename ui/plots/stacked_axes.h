@@ -1,8 +1,13 @@
 #pragma once
 
+#include <QString>
+#include <QVector>
+
 class QCustomPlot;
 class QCPAxisRect;
 class QCPLegend;
+class QCPGraph;
+class QPen;
 
 namespace h3p::ui {
 
@@ -18,5 +23,10 @@ struct StackedAxes {
 // a legend row below them; plottables are no longer added to a legend on their own (the caller
 // adds one entry per run).
 StackedAxes stackAxisRects(QCustomPlot* plot, int legendColumns);
+
+// Adds a curve of y over x on `rect`'s bottom and left axes, named `name` (not in a legend);
+// the graph is owned by `plot`.
+QCPGraph* addCurve(QCustomPlot* plot, QCPAxisRect* rect, const QString& name, const QPen& pen,
+                   const QVector<double>& x, const QVector<double>& y);
 
 }  // namespace h3p::ui

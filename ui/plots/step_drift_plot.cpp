@@ -49,15 +49,6 @@ struct Range {
   }
 };
 
-QCPGraph* addCurve(QCustomPlot* plot, QCPAxisRect* rect, const QString& name, const QPen& pen,
-                   const QVector<double>& x, const QVector<double>& y) {
-  QCPGraph* graph = plot->addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
-  graph->setName(name);
-  graph->setPen(pen);
-  graph->setData(x, y, true);
-  return graph;
-}
-
 void addMarker(QCustomPlot* plot, QCPAxisRect* rect, double step, double value,
                const QColor& color) {
   auto* tracer = new QCPItemTracer(plot);
