@@ -8,6 +8,13 @@ require_xvfb() {
   exit 77
 }
 
+# Makes a temporary directory $work, removed on exit, and enters it.
+enter_work_dir() {
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  cd "$work"
+}
+
 # Runs a command (the studio or its benchmark) in a real window under a fresh Xvfb server of
 # 1920x1080 (the offscreen platform of the environment dropped, no GL integration).
 in_xvfb() {

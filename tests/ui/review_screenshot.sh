@@ -6,9 +6,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_xvfb
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+enter_work_dir
 
 # The demo with 4 sampling steps: the same runs layout in a fraction of the time.
 sed -e 's/"sampling_steps": 50/"sampling_steps": 4/' "$H3P_SOURCE_DIR/resources/contracts/demo.json" > c.json

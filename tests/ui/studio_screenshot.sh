@@ -5,8 +5,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_xvfb
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+enter_work_dir
 
 # A runs tree with two runs of one contract.
 for impl in provider candidate; do

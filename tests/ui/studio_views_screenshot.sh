@@ -10,9 +10,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_xvfb
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+enter_work_dir
 
 # Step 1: runs, comparisons, an ablation sweep and the drift curves.
 sed -e 's/"sampling_steps": 50/"sampling_steps": 6/' \
