@@ -7,6 +7,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
+#include <functional>
 
 #include "compare_fixture.h"
 #include "core/common/error.h"
@@ -14,6 +15,7 @@
 #include "ui/models/compare_index.h"
 #include "ui/models/compare_result.h"
 #include "ui/models/drift_series.h"
+#include "ui/models/json_file.h"
 #include "ui/models/runs_tree_model.h"
 #include "ui/models/summary_table_model.h"
 
@@ -30,6 +32,8 @@ class CompareModelsTest : public QObject {
   void readsReportListOfComparisons();
   void missingSummaryThrowsNamingFileAndField();
   void brokenJsonThrowsNamingFile();
+  void jsonFileErrorsNameFileAndWhere();
+  void seriesOfWrongTypeThrowNamingField();
   void indexFindsByContractSpecSeedAndMetricsWin();
   void treeBadgesAggregateFailUpwards();
   void summaryMarksFailingValues();
@@ -109,6 +113,53 @@ void CompareModelsTest::brokenJsonThrowsNamingFile() {
   CompareIndex index;
   index.load(dir.path(), {dir.path()});  // not under comparisons/ or metrics/: ignored
   QCOMPARE(index.size(), 0);
+}
+
+void CompareModelsTest::jsonFileErrorsNameFileAndWhere() {
+  QTemporaryDir dir;
+  const QString missing = dir.filePath("missing.json");
+  try {
+    readJsonFile(missing);
+    QFAIL("no exception for a missing file");
+  } catch (const h3p::InputError& e) {
+    const QString what = e.what();
+    QVERIFY2(what.startsWith(missing + ": open: "), qPrintable(what));
+  }
+  const QString broken = dir.filePath("broken.json");
+  QFile file(broken);
+  QVERIFY(file.open(QIODevice::WriteOnly));
+  file.write("{\"rows\": [1,");
+  file.close();
+  for (const auto& read : {std::function<void()>([&] { readCompareFile(broken); }),
+                           std::function<void()>([&] { readDriftFile(broken); }),
+                           std::function<void()>([&] { readJsonFile(broken); })}) {
+    try {
+      read();
+      QFAIL("no exception for a file that does not parse");
+    } catch (const h3p::InputError& e) {
+      const QString what = e.what();
+      QVERIFY2(what.startsWith(broken + ": offset "), qPrintable(what));
+    }
+  }
+}
+
+void CompareModelsTest::seriesOfWrongTypeThrowNamingField() {
+  QTemporaryDir dir;
+  const QString file = dir.filePath("x.json");
+  for (const QString key : {"frames", "steps"}) {
+    QJsonObject object = compareObject({});
+    object.insert(key, QJsonValue::Null);
+    QVERIFY(writeJson(file, object));
+    QCOMPARE(readCompareFile(file).size(), 1);  // null: no series
+    object.insert(key, QJsonObject{});
+    QVERIFY(writeJson(file, object));
+    try {
+      readCompareFile(file);
+      QFAIL("no exception");
+    } catch (const h3p::InputError& e) {
+      QCOMPARE(QString(e.what()), file + ": " + key + ": not an array");
+    }
+  }
 }
 
 void CompareModelsTest::indexFindsByContractSpecSeedAndMetricsWin() {

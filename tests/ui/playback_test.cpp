@@ -3,7 +3,6 @@
 // lane's analysis (envelopes, difference spectrogram).
 #include <QProcess>
 #include <QStandardPaths>
-#include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
 #include <numbers>
@@ -38,20 +37,18 @@ class PlaybackTest : public QObject {
   void spectrogramShowsDifferenceFrequency();
 
  private:
-  QString provider() const { return QFileInfo(m_candidate).absolutePath() + "/../provider/seed-1"; }
-  std::unique_ptr<QTemporaryDir> m_dir;
-  QString m_candidate;
+  QString candidate() const { return m_runs->candidate(); }
+  QString provider() const { return m_runs->provider(); }
+  std::unique_ptr<ReviewRuns> m_runs;
 };
 
 void PlaybackTest::init() {
-  m_dir = std::make_unique<QTemporaryDir>();
-  QVERIFY(m_dir->isValid());
-  m_candidate = writeReviewRuns(m_dir->path());
-  QVERIFY(!m_candidate.isEmpty());
+  m_runs = std::make_unique<ReviewRuns>();
+  QVERIFY(m_runs->isValid());
 }
 
 void PlaybackTest::sourceOpensRunAndDecodedDirectory() {
-  const auto run = FrameSource::open(m_candidate);
+  const auto run = FrameSource::open(candidate());
   QCOMPARE(run->label(), QString("candidate · seed-1"));
   QCOMPARE(run->width(), kReviewWidth);
   QCOMPARE(run->height(), kReviewHeight);
@@ -72,15 +69,15 @@ void PlaybackTest::sourceOpensRunAndDecodedDirectory() {
 }
 
 void PlaybackTest::sourceRefusesBadInput() {
-  const auto run = FrameSource::open(m_candidate);
+  const auto run = FrameSource::open(candidate());
   QVERIFY_THROWS_EXCEPTION(h3p::InputError, run->frame(kReviewFrames));
   QVERIFY_THROWS_EXCEPTION(h3p::InputError, run->frame(-1));
-  QVERIFY_THROWS_EXCEPTION(h3p::InputError, FrameSource::open(m_dir->path() + "/nothing"));
+  QVERIFY_THROWS_EXCEPTION(h3p::InputError, FrameSource::open(m_runs->path() + "/nothing"));
   // A frames.rgb of the wrong size is refused with the file named.
-  QFile rgb(m_candidate + "/decoded/frames.rgb");
+  QFile rgb(candidate() + "/decoded/frames.rgb");
   QVERIFY(rgb.resize(100));
   try {
-    FrameSource::open(m_candidate);
+    FrameSource::open(candidate());
     QFAIL("a truncated frames.rgb was accepted");
   } catch (const h3p::InputError& e) {
     QVERIFY2(QString(e.what()).contains("frames.rgb"), e.what());
@@ -91,13 +88,13 @@ void PlaybackTest::sourceDecodesVideoFile() {
   const QString ffmpeg = QStandardPaths::findExecutable("ffmpeg");
   if (ffmpeg.isEmpty()) QSKIP("ffmpeg CLI not installed");
   // Lossless RGB video (FFV1, planar RGB) with PCM audio, made from the fixture's frames.
-  const QString video = m_dir->path() + "/a.mkv";
+  const QString video = m_runs->path() + "/a.mkv";
   QProcess p;
   p.start(
       ffmpeg,
       {"-v",       "error",     "-f",       "rawvideo",
        "-pix_fmt", "rgb24",     "-s",       QString("%1x%2").arg(kReviewWidth).arg(kReviewHeight),
-       "-r",       "24",        "-i",       m_candidate + "/decoded/frames.rgb",
+       "-r",       "24",        "-i",       candidate() + "/decoded/frames.rgb",
        "-f",       "lavfi",     "-i",       "sine=frequency=440:sample_rate=16000:duration=1.25",
        "-c:v",     "ffv1",      "-pix_fmt", "gbrp",
        "-c:a",     "pcm_f32le", "-ac",      "2",
@@ -128,7 +125,7 @@ void PlaybackTest::resampleKeepsDurationAndEnds() {
 }
 
 void PlaybackTest::differenceImageIsFlatWhereEqual() {
-  const auto a = FrameSource::open(m_candidate);
+  const auto a = FrameSource::open(candidate());
   const auto b = FrameSource::open(provider());
   const QImage same = differenceImage(a->frame(2), a->frame(2), 4);
   QCOMPARE(same.size(), QSize(kReviewWidth, kReviewHeight));
@@ -146,7 +143,7 @@ void PlaybackTest::differenceImageIsFlatWhereEqual() {
 }
 
 void PlaybackTest::prefetcherPreparesAheadBoundedAndFlushesOnRestart() {
-  const auto a = FrameSource::open(m_candidate);
+  const auto a = FrameSource::open(candidate());
   const auto b = FrameSource::open(provider());
   FramePrefetcher prefetcher(a, b, 4);
   QCOMPARE(prefetcher.state(), PrefetchWorker::State::Idle);
@@ -180,7 +177,7 @@ void PlaybackTest::prefetcherPreparesAheadBoundedAndFlushesOnRestart() {
 }
 
 void PlaybackTest::prefetcherWrapsWhenLooping() {
-  const auto a = FrameSource::open(m_candidate);
+  const auto a = FrameSource::open(candidate());
   const auto b = FrameSource::open(provider());
   FramePrefetcher prefetcher(a, b, 4);
   prefetcher.restart(kReviewFrames - 2, true, false, 1);
@@ -215,7 +212,7 @@ void PlaybackTest::fallbackClockRunsAndFreezes() {
 
 void PlaybackTest::statsCountDroppedFramesAndLag() {
   PlaybackController controller;
-  controller.setSources(FrameSource::open(m_candidate), FrameSource::open(provider()));
+  controller.setSources(FrameSource::open(candidate()), FrameSource::open(provider()));
   QCOMPARE(controller.currentFrame(), 0);
   controller.notePainted(3);  // paused: not counted
   QCOMPARE(controller.stats().painted, 0);

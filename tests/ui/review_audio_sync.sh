@@ -7,6 +7,7 @@
 # env: H3P_CLI, H3P_STUDIO_BENCH, XDG_RUNTIME_DIR (a PulseAudio server, as
 # scripts/start-test-services.sh starts). Exit 77 = skipped.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 for tool in xvfb-run pactl parec python3; do
   command -v $tool >/dev/null || { echo "skip: $tool not installed"; exit 77; }
@@ -110,8 +111,7 @@ for side in A B; do
     parec -d $sink.monitor --raw --format=float32le --rate=32000 --channels=2 > rec-$side.raw &
     parec_pid=$!
     sleep 2.5  # parec's stream must run before playback starts (ENVIRONMENT.md)
-    env -u QT_QPA_PLATFORM QT_XCB_GL_INTEGRATION=none xvfb-run -a -s '-screen 0 1920x1080x24' \
-      "$H3P_STUDIO_BENCH" --seeks 0 --cold-seeks 0 --heard $side --log frames-$side.log --json $A $B > bench-$side.txt
+    in_xvfb "$H3P_STUDIO_BENCH" --seeks 0 --cold-seeks 0 --heard $side --log frames-$side.log --json $A $B > bench-$side.txt
     sleep 0.5
     kill "$parec_pid"
     wait "$parec_pid" 2>/dev/null || true

@@ -1,6 +1,7 @@
 #include "review_fixture.h"
 
 #include <QDir>
+#include <QFileInfo>
 #include <cmath>
 #include <numbers>
 #include <vector>
@@ -57,6 +58,16 @@ QString writeReviewRuns(const QString& runsDir, int frames, int width, int heigh
     return {};
   }
   return candidate;
+}
+
+ReviewRuns::ReviewRuns() {
+  if (m_dir.isValid()) {
+    m_candidate = writeReviewRuns(m_dir.path());
+  }
+}
+
+QString ReviewRuns::provider() const {
+  return QFileInfo(m_candidate).absolutePath() + "/../provider/seed-1";
 }
 
 }  // namespace h3p::ui::test

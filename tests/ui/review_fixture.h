@@ -2,6 +2,7 @@
 // Decoded runs with known content for the review and playback tests.
 #include <QRgb>
 #include <QString>
+#include <QTemporaryDir>
 
 namespace h3p::ui::test {
 
@@ -19,5 +20,24 @@ QRgb reviewPixel(int side, int frame, int x, int y);
 // directory; the provider's is its sibling. Empty on failure.
 QString writeReviewRuns(const QString& runsDir, int frames = kReviewFrames,
                         int width = kReviewWidth, int height = kReviewHeight);
+
+// A temporary runs directory holding writeReviewRuns' default runs; removed with the object.
+class ReviewRuns {
+ public:
+  ReviewRuns();
+
+  // False when the directory or the runs could not be written.
+  bool isValid() const { return m_dir.isValid() && !m_candidate.isEmpty(); }
+  // The runs directory.
+  QString path() const { return m_dir.path(); }
+  // The candidate run (side A).
+  QString candidate() const { return m_candidate; }
+  // The provider run of the same seed (side B), reached from the candidate's directory.
+  QString provider() const;
+
+ private:
+  QTemporaryDir m_dir;
+  QString m_candidate;
+};
 
 }  // namespace h3p::ui::test

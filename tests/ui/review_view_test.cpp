@@ -52,17 +52,14 @@ class ReviewViewTest : public QObject {
   void findsFirstPairOfRunsDirectory();
 
  private:
-  QString candidate() const { return m_candidate; }
-  QString provider() const { return QFileInfo(m_candidate).absolutePath() + "/../provider/seed-1"; }
-  std::unique_ptr<QTemporaryDir> m_dir;
-  QString m_candidate;
+  QString candidate() const { return m_runs->candidate(); }
+  QString provider() const { return m_runs->provider(); }
+  std::unique_ptr<ReviewRuns> m_runs;
 };
 
 void ReviewViewTest::init() {
-  m_dir = std::make_unique<QTemporaryDir>();
-  QVERIFY(m_dir->isValid());
-  m_candidate = writeReviewRuns(m_dir->path());
-  QVERIFY(!m_candidate.isEmpty());
+  m_runs = std::make_unique<ReviewRuns>();
+  QVERIFY(m_runs->isValid());
 }
 
 void ReviewViewTest::opensPairAtFrameZero() {
@@ -373,7 +370,8 @@ void ReviewViewTest::flickerAlternatesSides() {
   view.controller()->setMode(ReviewMode::Flicker);
   auto* canvas = view.canvas();
   const QRectF image = canvas->imageRectIn(canvas->areas().front());
-  const QPoint block = (image.topLeft() + QPointF(9.5, 9.5) * (image.width() / kReviewWidth)).toPoint();
+  const QPoint block =
+      (image.topLeft() + QPointF(9.5, 9.5) * (image.width() / kReviewWidth)).toPoint();
   const int shown = QColor(canvas->grab().toImage().pixel(block)).red();
   view.controller()->toggleFlicker();
   const int flipped = QColor(canvas->grab().toImage().pixel(block)).red();
@@ -410,7 +408,7 @@ void ReviewViewTest::refusesRunWithoutDecodedFrames() {
 void ReviewViewTest::opensRunAgainstImportedVideo() {
   const QString ffmpeg = QStandardPaths::findExecutable("ffmpeg");
   if (ffmpeg.isEmpty()) QSKIP("ffmpeg CLI not installed");
-  const QString video = m_dir->path() + "/provider.mkv";
+  const QString video = m_runs->path() + "/provider.mkv";
   QProcess p;
   p.start(ffmpeg, {"-v", "error", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s",
                    QString("%1x%2").arg(kReviewWidth).arg(kReviewHeight), "-r", "24", "-i",
@@ -442,7 +440,7 @@ void ReviewViewTest::openRunPairsWithTheOtherSide() {
 }
 
 void ReviewViewTest::findsFirstPairOfRunsDirectory() {
-  const auto pair = h3p::ui::findReviewPair(m_dir->path());
+  const auto pair = h3p::ui::findReviewPair(m_runs->path());
   QCOMPARE(QFileInfo(pair.first).canonicalFilePath(), QFileInfo(candidate()).canonicalFilePath());
   QCOMPARE(QFileInfo(pair.second).canonicalFilePath(), QFileInfo(provider()).canonicalFilePath());
   QTemporaryDir empty;

@@ -7,16 +7,10 @@
 # env: H3P_CLI, H3P_STUDIO, H3P_PNG_CHECK, H3P_JOBS_TEST, H3P_SOURCE_DIR;
 #      H3P_SCREENSHOT_DIR (optional) keeps the PNGs there. Exit 77 = skipped.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+require_xvfb
 
-if ! command -v xvfb-run >/dev/null; then
-  echo "skip: xvfb-run not installed (scripts/install-deps.sh --tests)"
-  exit 77
-fi
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+enter_work_dir
 
 # Step 1: runs, comparisons, an ablation sweep and the drift curves.
 sed -e 's/"sampling_steps": 50/"sampling_steps": 6/' \
@@ -36,9 +30,7 @@ mkdir empty
 
 # Step 2: one screenshot per view under Xvfb.
 shoot() {  # shoot VIEW RUNS OUT
-  env -u QT_QPA_PLATFORM QT_XCB_GL_INTEGRATION=none \
-    xvfb-run -a -s '-screen 0 1920x1080x24' \
-    "$H3P_STUDIO" --screenshot "$3" --view "$1" "$2" || fail "studio --view $1 exited $?"
+  in_xvfb "$H3P_STUDIO" --screenshot "$3" --view "$1" "$2" || fail "studio --view $1 exited $?"
   test -s "$3" || fail "no screenshot written for --view $1"
 }
 for view in summary plots ablation; do

@@ -1,7 +1,6 @@
 #include "ui/ablation/ablation_result.h"
 
 #include <QDir>
-#include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -9,16 +8,12 @@
 #include <QRegularExpression>
 #include <algorithm>
 
-#include "core/common/error.h"
 #include "ui/models/compare_result.h"
+#include "ui/models/json_file.h"
 
 namespace h3p::ui {
 
 namespace {
-
-[[noreturn]] void fail(const QString& file, const QString& field, const QString& what) {
-  throw h3p::InputError((file + ": " + field + ": " + what).toStdString());
-}
 
 AblationDiff readDiff(const QJsonObject& object) {
   return {jsonNumber(object.value(QStringLiteral("rel_l2"))),
@@ -40,19 +35,11 @@ QString AblationResult::label() const {
 }
 
 AblationResult readAblationFile(const QString& file) {
-  QFile in(file);
-  if (!in.open(QIODevice::ReadOnly)) {
-    fail(file, QStringLiteral("open"), in.errorString());
-  }
-  QJsonParseError error;
-  const QJsonDocument doc = QJsonDocument::fromJson(in.readAll(), &error);
-  if (error.error != QJsonParseError::NoError) {
-    fail(file, QStringLiteral("offset %1").arg(error.offset), error.errorString());
-  }
+  const QJsonDocument doc = readJsonFile(file);
   const QJsonObject root = doc.object();
   const QJsonValue rows = root.value(QStringLiteral("rows"));
   if (!rows.isArray()) {
-    fail(file, QStringLiteral("rows"), QStringLiteral("missing or not an array"));
+    failJsonField(file, QStringLiteral("rows"), QStringLiteral("missing or not an array"));
   }
   AblationResult result;
   result.file = file;
@@ -64,7 +51,8 @@ AblationResult readAblationFile(const QString& file) {
   for (const QJsonValue& value : rows.toArray()) {
     const QJsonObject row = value.toObject();
     if (!row.value(QStringLiteral("impl_spec")).isString()) {
-      fail(file, QStringLiteral("rows.impl_spec"), QStringLiteral("missing or not a string"));
+      failJsonField(file, QStringLiteral("rows.impl_spec"),
+                    QStringLiteral("missing or not a string"));
     }
     result.rows.append({row.value(QStringLiteral("impl_spec")).toString(),
                         row.value(QStringLiteral("what")).toString(),

@@ -1,6 +1,5 @@
 #include "ui/models/compare_result.h"
 
-#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -8,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/common/error.h"
+#include "ui/models/json_file.h"
 
 namespace h3p::ui {
 
@@ -16,17 +15,23 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-[[noreturn]] void fail(const QString& file, const QString& field, const QString& what) {
-  throw h3p::InputError((file + ": " + field + ": " + what).toStdString());
-}
-
 QJsonObject requireObject(const QString& file, const QJsonObject& parent, const QString& key) {
   const QJsonValue value = parent.value(key);
   if (!value.isObject()) {
-    fail(file, key,
-         value.isUndefined() ? QStringLiteral("missing") : QStringLiteral("not an object"));
+    failJsonField(
+        file, key,
+        value.isUndefined() ? QStringLiteral("missing") : QStringLiteral("not an object"));
   }
   return value.toObject();
+}
+
+// The array under `key`, empty when the key is absent or null; throws when it is something else.
+QJsonArray optionalArray(const QString& file, const QJsonObject& parent, const QString& key) {
+  const QJsonValue value = parent.value(key);
+  if (!value.isUndefined() && !value.isNull() && !value.isArray()) {
+    failJsonField(file, key, QStringLiteral("not an array"));
+  }
+  return value.toArray();
 }
 
 CompareSide readSide(const QJsonObject& object) {
@@ -116,11 +121,7 @@ CompareResult parseCompareObject(const QString& file, const QJsonObject& object)
   }
 
   // Per-frame and per-step series.
-  const QJsonValue frames = object.value(QStringLiteral("frames"));
-  if (!frames.isUndefined() && !frames.isNull() && !frames.isArray()) {
-    fail(file, QStringLiteral("frames"), QStringLiteral("not an array"));
-  }
-  for (const QJsonValue& value : frames.toArray()) {
+  for (const QJsonValue& value : optionalArray(file, object, QStringLiteral("frames"))) {
     const QJsonObject frame = value.toObject();
     result.frames.append({frame.value(QStringLiteral("index")).toInt(),
                           jsonNumber(frame.value(QStringLiteral("psnr_db"))),
@@ -128,11 +129,7 @@ CompareResult parseCompareObject(const QString& file, const QJsonObject& object)
                           jsonNumber(frame.value(QStringLiteral("psnr_db_ffmpeg"))),
                           jsonNumber(frame.value(QStringLiteral("ssim_ffmpeg")))});
   }
-  const QJsonValue steps = object.value(QStringLiteral("steps"));
-  if (!steps.isUndefined() && !steps.isNull() && !steps.isArray()) {
-    fail(file, QStringLiteral("steps"), QStringLiteral("not an array"));
-  }
-  for (const QJsonValue& value : steps.toArray()) {
+  for (const QJsonValue& value : optionalArray(file, object, QStringLiteral("steps"))) {
     const QJsonObject step = value.toObject();
     result.steps.append({step.value(QStringLiteral("step")).toInt(),
                          jsonNumber(step.value(QStringLiteral("video_rel_l2"))),
@@ -148,28 +145,21 @@ CompareResult parseCompareObject(const QString& file, const QJsonObject& object)
 }
 
 QList<CompareResult> readCompareFile(const QString& file) {
-  QFile in(file);
-  if (!in.open(QIODevice::ReadOnly)) {
-    fail(file, QStringLiteral("open"), in.errorString());
-  }
-  QJsonParseError error;
-  const QJsonDocument doc = QJsonDocument::fromJson(in.readAll(), &error);
-  if (error.error != QJsonParseError::NoError) {
-    fail(file, QStringLiteral("offset %1").arg(error.offset), error.errorString());
-  }
+  const QJsonDocument doc = readJsonFile(file);
   if (!doc.isObject()) {
-    fail(file, QStringLiteral("top level"), QStringLiteral("not an object"));
+    failJsonField(file, QStringLiteral("top level"), QStringLiteral("not an object"));
   }
   const QJsonObject root = doc.object();
   QList<CompareResult> results;
   if (root.contains(QStringLiteral("comparisons"))) {
     const QJsonValue list = root.value(QStringLiteral("comparisons"));
     if (!list.isArray()) {
-      fail(file, QStringLiteral("comparisons"), QStringLiteral("not an array"));
+      failJsonField(file, QStringLiteral("comparisons"), QStringLiteral("not an array"));
     }
     for (const QJsonValue& value : list.toArray()) {
       if (!value.isObject()) {
-        fail(file, QStringLiteral("comparisons"), QStringLiteral("element is not an object"));
+        failJsonField(file, QStringLiteral("comparisons"),
+                      QStringLiteral("element is not an object"));
       }
       results.append(parseCompareObject(file, value.toObject()));
     }

@@ -1,22 +1,13 @@
 #include "ui/models/drift_series.h"
 
-#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 
-#include "core/common/error.h"
 #include "ui/models/compare_result.h"
+#include "ui/models/json_file.h"
 
 namespace h3p::ui {
-
-namespace {
-
-[[noreturn]] void fail(const QString& file, const QString& field, const QString& what) {
-  throw h3p::InputError((file + ": " + field + ": " + what).toStdString());
-}
-
-}  // namespace
 
 int DriftSeries::firstOver(double threshold) const {
   for (const DriftPoint& point : points) {
@@ -28,18 +19,10 @@ int DriftSeries::firstOver(double threshold) const {
 }
 
 DriftSeries readDriftFile(const QString& file) {
-  QFile in(file);
-  if (!in.open(QIODevice::ReadOnly)) {
-    fail(file, QStringLiteral("open"), in.errorString());
-  }
-  QJsonParseError error;
-  const QJsonDocument doc = QJsonDocument::fromJson(in.readAll(), &error);
-  if (error.error != QJsonParseError::NoError) {
-    fail(file, QStringLiteral("offset %1").arg(error.offset), error.errorString());
-  }
+  const QJsonDocument doc = readJsonFile(file);
   const QJsonValue steps = doc.object().value(QStringLiteral("steps"));
   if (!steps.isArray()) {
-    fail(file, QStringLiteral("steps"), QStringLiteral("missing or not an array"));
+    failJsonField(file, QStringLiteral("steps"), QStringLiteral("missing or not an array"));
   }
   DriftSeries series;
   series.file = file;

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "ui/plots/plot_palette.h"
+#include "ui/plots/stacked_axes.h"
 
 namespace h3p::ui {
 
@@ -44,23 +45,10 @@ FrameMetricsPlot::FrameMetricsPlot(QWidget* parent)
   layout->addWidget(m_plot);
 
   // Two stacked axis rects sharing the frame axis.
-  m_plot->plotLayout()->clear();
-  m_psnrRect = new QCPAxisRect(m_plot);
-  m_ssimRect = new QCPAxisRect(m_plot);
-  m_plot->plotLayout()->addElement(0, 0, m_psnrRect);
-  m_plot->plotLayout()->addElement(1, 0, m_ssimRect);
-  m_plot->setAutoAddPlottableToLegend(false);  // the legend lists one entry per run
-  m_legend = new QCPLegend;
-  m_plot->plotLayout()->addElement(2, 0, m_legend);
-  m_plot->plotLayout()->setRowStretchFactor(2, 0.001);
-  m_legend->setLayer(QStringLiteral("legend"));
-  m_legend->setFillOrder(QCPLegend::foColumnsFirst);
-  m_legend->setWrap(3);
-  m_legend->setBorderPen(Qt::NoPen);
-  m_legend->setVisible(false);
-  auto* group = new QCPMarginGroup(m_plot);
-  m_psnrRect->setMarginGroup(QCP::msLeft | QCP::msRight, group);
-  m_ssimRect->setMarginGroup(QCP::msLeft | QCP::msRight, group);
+  const StackedAxes axes = stackAxisRects(m_plot, 3);
+  m_psnrRect = axes.top;
+  m_ssimRect = axes.bottom;
+  m_legend = axes.legend;
   m_psnrRect->axis(QCPAxis::atLeft)->setLabel(tr("PSNR dB"));
   m_ssimRect->axis(QCPAxis::atLeft)->setLabel(tr("SSIM"));
   m_ssimRect->axis(QCPAxis::atBottom)->setLabel(tr("frame"));
@@ -121,18 +109,10 @@ void FrameMetricsPlot::setResults(const QList<CompareResult>& results) {
     }
     QPen pen(seriesColor(colorIndex++));
     pen.setWidthF(1.5);
-    QCPGraph* psnrGraph =
-        m_plot->addGraph(m_psnrRect->axis(QCPAxis::atBottom), m_psnrRect->axis(QCPAxis::atLeft));
-    psnrGraph->setName(name);
-    psnrGraph->setPen(pen);
+    QCPGraph* psnrGraph = addCurve(m_plot, m_psnrRect, name, pen, x, psnr);
+    QCPGraph* ssimGraph = addCurve(m_plot, m_ssimRect, name, pen, x, ssim);
     psnrGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 3));
-    psnrGraph->setData(x, psnr, true);
-    QCPGraph* ssimGraph =
-        m_plot->addGraph(m_ssimRect->axis(QCPAxis::atBottom), m_ssimRect->axis(QCPAxis::atLeft));
-    ssimGraph->setName(name);
-    ssimGraph->setPen(pen);
     ssimGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 3));
-    ssimGraph->setData(x, ssim, true);
     legend->addItem(new QCPPlottableLegendItem(legend, psnrGraph));
   }
 

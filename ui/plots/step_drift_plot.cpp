@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "ui/plots/plot_palette.h"
+#include "ui/plots/stacked_axes.h"
 
 namespace h3p::ui {
 
@@ -48,15 +49,6 @@ struct Range {
   }
 };
 
-QCPGraph* addCurve(QCustomPlot* plot, QCPAxisRect* rect, const QString& name, const QPen& pen,
-                   const QVector<double>& x, const QVector<double>& y) {
-  QCPGraph* graph = plot->addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
-  graph->setName(name);
-  graph->setPen(pen);
-  graph->setData(x, y, true);
-  return graph;
-}
-
 void addMarker(QCustomPlot* plot, QCPAxisRect* rect, double step, double value,
                const QColor& color) {
   auto* tracer = new QCPItemTracer(plot);
@@ -79,23 +71,10 @@ StepDriftPlot::StepDriftPlot(QWidget* parent) : QWidget(parent), m_plot(new QCus
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_plot);
-  m_plot->plotLayout()->clear();
-  m_videoRect = new QCPAxisRect(m_plot);
-  m_audioRect = new QCPAxisRect(m_plot);
-  m_plot->plotLayout()->addElement(0, 0, m_videoRect);
-  m_plot->plotLayout()->addElement(1, 0, m_audioRect);
-  m_plot->setAutoAddPlottableToLegend(false);  // the legend lists one entry per run
-  m_legend = new QCPLegend;
-  m_plot->plotLayout()->addElement(2, 0, m_legend);
-  m_plot->plotLayout()->setRowStretchFactor(2, 0.001);
-  m_legend->setLayer(QStringLiteral("legend"));
-  m_legend->setFillOrder(QCPLegend::foColumnsFirst);
-  m_legend->setWrap(2);
-  m_legend->setBorderPen(Qt::NoPen);
-  m_legend->setVisible(false);
-  auto* group = new QCPMarginGroup(m_plot);
-  m_videoRect->setMarginGroup(QCP::msLeft | QCP::msRight, group);
-  m_audioRect->setMarginGroup(QCP::msLeft | QCP::msRight, group);
+  const StackedAxes axes = stackAxisRects(m_plot, 2);
+  m_videoRect = axes.top;
+  m_audioRect = axes.bottom;
+  m_legend = axes.legend;
   setupLogAxis(m_videoRect->axis(QCPAxis::atLeft), tr("video rel L2 (free-running: solid)"));
   setupLogAxis(m_audioRect->axis(QCPAxis::atLeft), tr("audio rel L2"));
   m_audioRect->axis(QCPAxis::atBottom)->setLabel(tr("step"));
@@ -121,7 +100,6 @@ void StepDriftPlot::setData(const QList<CompareResult>& results,
 
   Range videoRange, audioRange;
   int lastStep = 0;
-  QCPLegend* legend = m_legend;
 
   // Free-running drift per comparison (candidate and provider variants).
   int colorIndex = 0;
@@ -140,8 +118,7 @@ void StepDriftPlot::setData(const QList<CompareResult>& results,
         first = step.step;
       }
     }
-    const QColor color = seriesColor(colorIndex++);
-    QPen pen(color);
+    QPen pen(seriesColor(colorIndex++));
     pen.setWidthF(1.5);
     QString name =
         result.candidate.implSpec.isEmpty() ? result.candidate.path : result.candidate.implSpec;
@@ -151,15 +128,7 @@ void StepDriftPlot::setData(const QList<CompareResult>& results,
                     [](const StepDrift& d) { return d.videoRelL2 == 0 && d.audioRelL2 == 0; })) {
       name += tr(" (bitwise equal)");
     }
-    QCPGraph* graph = addCurve(m_plot, m_videoRect, name, pen, x, video);
-    addCurve(m_plot, m_audioRect, name, pen, x, audio);
-    legend->addItem(new QCPPlottableLegendItem(legend, graph));
-    m_markers.append(first);
-    if (first >= 0) {
-      const int i = static_cast<int>(x.indexOf(first));
-      addMarker(m_plot, m_videoRect, first, video.at(i), color);
-      addMarker(m_plot, m_audioRect, first, audio.at(i), color);
-    }
+    addSeries(name, pen, x, video, audio, first);
   }
 
   // Teacher-forced one-step drift beside the free-running curve.
@@ -176,17 +145,8 @@ void StepDriftPlot::setData(const QList<CompareResult>& results,
     QPen pen(QColor(0x30, 0x30, 0x30));
     pen.setStyle(Qt::DashLine);
     pen.setWidthF(1.5);
-    QCPGraph* graph =
-        addCurve(m_plot, m_videoRect, tr("teacher-forced, one step (dashed)"), pen, x, video);
-    addCurve(m_plot, m_audioRect, graph->name(), pen, x, audio);
-    legend->addItem(new QCPPlottableLegendItem(legend, graph));
     const int first = std::isfinite(threshold) ? teacher->firstOver(threshold) : -1;
-    m_markers.append(first);
-    if (first >= 0) {
-      const int i = static_cast<int>(x.indexOf(first));
-      addMarker(m_plot, m_videoRect, first, video.at(i), pen.color());
-      addMarker(m_plot, m_audioRect, first, audio.at(i), pen.color());
-    }
+    addSeries(tr("teacher-forced, one step (dashed)"), pen, x, video, audio, first);
   }
 
   // Threshold line.
@@ -211,8 +171,22 @@ void StepDriftPlot::setData(const QList<CompareResult>& results,
   }
   m_videoRect->axis(QCPAxis::atLeft)->setRange(videoRange.padded());
   m_audioRect->axis(QCPAxis::atLeft)->setRange(audioRange.padded());
-  legend->setVisible(legend->itemCount() > 0);
+  m_legend->setVisible(m_legend->itemCount() > 0);
   m_plot->replot();
+}
+
+void StepDriftPlot::addSeries(const QString& name, const QPen& pen, const QVector<double>& x,
+                              const QVector<double>& video, const QVector<double>& audio,
+                              int first) {
+  QCPGraph* graph = addCurve(m_plot, m_videoRect, name, pen, x, video);
+  addCurve(m_plot, m_audioRect, name, pen, x, audio);
+  m_legend->addItem(new QCPPlottableLegendItem(m_legend, graph));
+  m_markers.append(first);
+  if (first >= 0) {
+    const int i = static_cast<int>(x.indexOf(first));
+    addMarker(m_plot, m_videoRect, first, video.at(i), pen.color());
+    addMarker(m_plot, m_audioRect, first, audio.at(i), pen.color());
+  }
 }
 
 bool StepDriftPlot::savePng(const QString& file, int width, int height) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QList>
+#include <QVector>
 #include <QWidget>
 #include <limits>
 #include <optional>
@@ -11,6 +12,7 @@
 class QCustomPlot;
 class QCPAxisRect;
 class QCPLegend;
+class QPen;
 
 namespace h3p::ui {
 
@@ -42,6 +44,11 @@ class StepDriftPlot : public QWidget {
   bool savePng(const QString& file, int width = 0, int height = 0);
 
  private:
+  // Adds one series: its video and audio curves, one legend entry, and markers at step `first`
+  // (-1: none, still recorded in firstDriftMarkers).
+  void addSeries(const QString& name, const QPen& pen, const QVector<double>& x,
+                 const QVector<double>& video, const QVector<double>& audio, int first);
+
   QCustomPlot* m_plot = nullptr;
   QCPLegend* m_legend = nullptr;  // below the plots, owned by the layout
   QCPAxisRect* m_videoRect = nullptr;
