@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "core/metrics/plane_pass.h"
+
 namespace h3p::metrics {
 
 // One 8-bit 4:2:0 frame; chroma planes are ceil(width/2) x ceil(height/2).
@@ -58,11 +60,17 @@ struct FfmpegFrameStats {
 // Scratch space of the SSIM rows; one per thread.
 struct FfmpegScratch {
   std::vector<int> sums;
+  std::vector<float> windows;
 };
 
 // Compares two frames of the same size. Throws InputError when the sizes differ.
 FfmpegFrameStats ffmpeg_frame_stats(const Yuv420Frame& a, const Yuv420Frame& b,
                                     FfmpegScratch& scratch);
+
+// Mean x264-style SSIM of one plane (1 when it has no whole 8x8 window) on path `isa`
+// (lowered to what the CPU runs); every path gives the same bits.
+double x264_ssim_plane(const std::uint8_t* a, const std::uint8_t* b, int width, int height,
+                       FfmpegScratch& scratch, PassIsa isa = default_pass_isa());
 
 // 10·log10(peak² / mse); +inf when mse is 0.
 double psnr_from_mse(double mse, double peak);

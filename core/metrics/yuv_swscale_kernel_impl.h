@@ -1,6 +1,6 @@
 #pragma once
-// Private to yuv_swscale_kernel_*.cpp: the loops of the libswscale-exact conversion, written
-// for the compiler to vectorise (integer arithmetic only, so every ISA gives the same bytes).
+// Private to yuv_swscale_kernel_*.cpp: the loops of the libswscale-exact conversion (AVX2
+// intrinsics where built with AVX2; integer arithmetic only, so every ISA gives the same bytes).
 // Per full-resolution row: luma through libswscale's rgb24ToY (14-bit), its unscaled
 // horizontal and vertical steps ((2·y14 + 64) >> 7 = (y14 + 32) >> 6); chroma through
 // rgb24ToUV_half (pairs of pixels summed, 14-bit, doubled by the unscaled horizontal step)
