@@ -107,6 +107,9 @@ inline int rows_avx2(const std::uint8_t* p, std::size_t readable, int width, std
 }
 #endif
 
+// Rows between the one converted and the one prefetched.
+constexpr int kAhead = 2;
+
 // Output columns filtered together (the accumulators stay in registers / L1).
 constexpr int kBlock = 64;
 
@@ -182,6 +185,10 @@ inline void convert(const Args& a) {
       const std::size_t slot = static_cast<std::size_t>(done % a.taps) * cw;
       int from = 0;
 #if defined(__AVX2__)
+      if (done + kAhead < h) {  // the frame is usually not in the cache: fetch a row ahead
+        const std::uint8_t* ahead = p + kAhead * row_bytes;
+        for (std::size_t o = 0; o < row_bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + o), _MM_HINT_T0);
+      }
       from = rows_avx2(p, (h - done) * row_bytes, w, y, ring_u + slot, ring_v + slot);
 #endif
       luma_row(p, y, from, w);
