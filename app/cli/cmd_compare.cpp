@@ -33,7 +33,9 @@ compare::CompareParams base_compare_params(const std::string& contract, bool pos
   if (yuv != "builtin" && yuv != "swscale" && yuv != "libswscale") {
     throw InputError("--yuv: must be swscale, libswscale or builtin, got '" + yuv + "'");
   }
-  if (yuv == "swscale") params.clip.yuv = [] { return metrics::make_swscale_exact_yuv_converter(); };
+  if (yuv == "swscale") {  // libswscale's bytes without the library
+    params.clip.yuv = [] { return metrics::make_swscale_exact_yuv_converter(); };
+  }
 #ifdef H3P_HAVE_MEDIA
   params.decode_video = [](const std::filesystem::path& video, const std::filesystem::path& out,
                            int rate) { media::decode_video_file(video, out, rate); };

@@ -40,8 +40,10 @@ class BuiltinYuvConverter final : public YuvConverter {
         g = (g + count / 2) / count;
         b = (b + count / 2) / count;
         const std::size_t at = static_cast<std::size_t>(y) * cw + x;
-        out.planes[1][at] = static_cast<std::uint8_t>(((-38 * r - 74 * g + 112 * b + 128) >> 8) + 128);
-        out.planes[2][at] = static_cast<std::uint8_t>(((112 * r - 94 * g - 18 * b + 128) >> 8) + 128);
+        out.planes[1][at] =
+            static_cast<std::uint8_t>(((-38 * r - 74 * g + 112 * b + 128) >> 8) + 128);
+        out.planes[2][at] =
+            static_cast<std::uint8_t>(((112 * r - 94 * g - 18 * b + 128) >> 8) + 128);
       }
     }
   }
@@ -92,11 +94,14 @@ double x264_ssim_plane(const std::uint8_t* a, const std::uint8_t* b, int width, 
   if (static_cast<int>(isa) > static_cast<int>(best_pass_isa())) isa = best_pass_isa();
   switch (isa) {
     case PassIsa::avx512:
-      return ssim_kernel::plane_avx512(a, b, width, height, scratch.sums.data(), scratch.windows.data());
+      return ssim_kernel::plane_avx512(a, b, width, height, scratch.sums.data(),
+                                       scratch.windows.data());
     case PassIsa::avx2:
-      return ssim_kernel::plane_avx2(a, b, width, height, scratch.sums.data(), scratch.windows.data());
+      return ssim_kernel::plane_avx2(a, b, width, height, scratch.sums.data(),
+                                     scratch.windows.data());
     default:
-      return ssim_kernel::plane_scalar(a, b, width, height, scratch.sums.data(), scratch.windows.data());
+      return ssim_kernel::plane_scalar(a, b, width, height, scratch.sums.data(),
+                                       scratch.windows.data());
   }
 }
 

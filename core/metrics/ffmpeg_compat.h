@@ -8,8 +8,9 @@
 // from 4x4 block sums, integer moments, c1 = round(0.01²·255²·64), c2 = round(0.03²·255²·64·63);
 // a frame's SSIM is the planes' mean SSIMs weighted by pixel counts; the clip's figure
 // ("All:") is the mean over frames. The RGB -> yuv420p conversion is pluggable: FFmpeg's
-// figures come from libswscale's conversion (h3p_media supplies it); the built-in one is
-// BT.601 limited range with 2x2-averaged chroma and may differ from it by a rounding step.
+// figures come from libswscale's conversion (yuv_swscale_exact.h reimplements it byte for
+// byte; h3p_media supplies the library itself); the built-in one is BT.601 limited range with
+// 2x2-averaged chroma and may differ from it by a rounding step.
 #include <cstddef>
 #include <cstdint>
 #include <functional>

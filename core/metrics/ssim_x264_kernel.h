@@ -13,8 +13,8 @@ inline std::size_t window_floats(int width) { return static_cast<std::size_t>(wi
 // Mean SSIM over the 8x8 windows at stride 4 of a plane with at least 2x2 blocks of 4x4.
 double plane_scalar(const unsigned char* a, const unsigned char* b, int width, int height,
                     int* sums, float* windows);
-double plane_avx2(const unsigned char* a, const unsigned char* b, int width, int height,
-                  int* sums, float* windows);
+double plane_avx2(const unsigned char* a, const unsigned char* b, int width, int height, int* sums,
+                  float* windows);
 double plane_avx512(const unsigned char* a, const unsigned char* b, int width, int height,
                     int* sums, float* windows);
 

@@ -3,8 +3,8 @@
 
 namespace h3p::metrics::ssim_kernel {
 
-double plane_avx2(const unsigned char* a, const unsigned char* b, int width, int height,
-                  int* sums, float* windows) {
+double plane_avx2(const unsigned char* a, const unsigned char* b, int width, int height, int* sums,
+                  float* windows) {
   return plane(a, b, width, height, sums, windows);
 }
 

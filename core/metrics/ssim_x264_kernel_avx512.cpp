@@ -1,4 +1,5 @@
-// The AVX-512 build (-mavx512f -mavx512bw -mavx512vl; the AVX2 loops) of the x264-style SSIM (ssim_x264_kernel.h).
+// The AVX-512 build (-mavx512f -mavx512bw -mavx512vl; the AVX2 loops) of the x264-style SSIM
+// (ssim_x264_kernel.h).
 #include "core/metrics/ssim_x264_kernel_impl.h"
 
 namespace h3p::metrics::ssim_kernel {

@@ -61,22 +61,32 @@ inline int block_sums_avx2(const std::uint8_t* a, const std::uint8_t* b, int str
     for (int y = 0; y < 4; ++y) {
       const std::uint8_t* ra = a + static_cast<std::size_t>(y) * stride + 4 * z;
       const std::uint8_t* rb = b + static_cast<std::size_t>(y) * stride + 4 * z;
-      const __m256i alo = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ra)));
-      const __m256i ahi = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ra + 16)));
-      const __m256i blo = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rb)));
-      const __m256i bhi = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rb + 16)));
+      const __m256i alo =
+          _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ra)));
+      const __m256i ahi =
+          _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ra + 16)));
+      const __m256i blo =
+          _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rb)));
+      const __m256i bhi =
+          _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rb + 16)));
       // Pair sums (32-bit), then hadd to 4-pixel sums: lanes in block order 0 1 4 5 | 2 3 6 7.
-      t1 = _mm256_add_epi32(t1, _mm256_hadd_epi32(_mm256_madd_epi16(alo, ones), _mm256_madd_epi16(ahi, ones)));
-      t2 = _mm256_add_epi32(t2, _mm256_hadd_epi32(_mm256_madd_epi16(blo, ones), _mm256_madd_epi16(bhi, ones)));
+      t1 = _mm256_add_epi32(
+          t1, _mm256_hadd_epi32(_mm256_madd_epi16(alo, ones), _mm256_madd_epi16(ahi, ones)));
+      t2 = _mm256_add_epi32(
+          t2, _mm256_hadd_epi32(_mm256_madd_epi16(blo, ones), _mm256_madd_epi16(bhi, ones)));
       tss = _mm256_add_epi32(
-          tss, _mm256_hadd_epi32(_mm256_add_epi32(_mm256_madd_epi16(alo, alo), _mm256_madd_epi16(blo, blo)),
-                                 _mm256_add_epi32(_mm256_madd_epi16(ahi, ahi), _mm256_madd_epi16(bhi, bhi))));
-      t12 = _mm256_add_epi32(t12, _mm256_hadd_epi32(_mm256_madd_epi16(alo, blo), _mm256_madd_epi16(ahi, bhi)));
+          tss, _mm256_hadd_epi32(
+                   _mm256_add_epi32(_mm256_madd_epi16(alo, alo), _mm256_madd_epi16(blo, blo)),
+                   _mm256_add_epi32(_mm256_madd_epi16(ahi, ahi), _mm256_madd_epi16(bhi, bhi))));
+      t12 = _mm256_add_epi32(
+          t12, _mm256_hadd_epi32(_mm256_madd_epi16(alo, blo), _mm256_madd_epi16(ahi, bhi)));
     }
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(s1 + z), _mm256_permutevar8x32_epi32(t1, order));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(s2 + z), _mm256_permutevar8x32_epi32(t2, order));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(ss + z), _mm256_permutevar8x32_epi32(tss, order));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(s12 + z), _mm256_permutevar8x32_epi32(t12, order));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(ss + z),
+                        _mm256_permutevar8x32_epi32(tss, order));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(s12 + z),
+                        _mm256_permutevar8x32_epi32(t12, order));
   }
   return z;
 }
@@ -89,9 +99,10 @@ inline int end_avx2(const int* const* r0, const int* const* r1, int n, float* e)
     const __m256i* p1 = reinterpret_cast<const __m256i*>(r1[k] + i);
     const __m256i* q0 = reinterpret_cast<const __m256i*>(r0[k] + i + 1);
     const __m256i* q1 = reinterpret_cast<const __m256i*>(r1[k] + i + 1);
-    return _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(_mm256_loadu_si256(p0), _mm256_loadu_si256(q0)),
-                                             _mm256_loadu_si256(p1)),
-                            _mm256_loadu_si256(q1));
+    return _mm256_add_epi32(
+        _mm256_add_epi32(_mm256_add_epi32(_mm256_loadu_si256(p0), _mm256_loadu_si256(q0)),
+                         _mm256_loadu_si256(p1)),
+        _mm256_loadu_si256(q1));
   };
   int i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -100,18 +111,20 @@ inline int end_avx2(const int* const* r0, const int* const* r1, int n, float* e)
     const __m256i s1s2 = _mm256_mullo_epi32(s1, s2);
     const __m256i vars = _mm256_sub_epi32(_mm256_sub_epi32(_mm256_slli_epi32(ss, 6), s1s1), s2s2);
     const __m256i covar = _mm256_sub_epi32(_mm256_slli_epi32(s12, 6), s1s2);
-    const __m256 num = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_slli_epi32(s1s2, 1), c1)),
-                                     _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_slli_epi32(covar, 1), c2)));
-    const __m256 den = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_add_epi32(s1s1, s2s2), c1)),
-                                     _mm256_cvtepi32_ps(_mm256_add_epi32(vars, c2)));
+    const __m256 num =
+        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_slli_epi32(s1s2, 1), c1)),
+                      _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_slli_epi32(covar, 1), c2)));
+    const __m256 den =
+        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_add_epi32(s1s1, s2s2), c1)),
+                      _mm256_cvtepi32_ps(_mm256_add_epi32(vars, c2)));
     _mm256_storeu_ps(e + i, _mm256_div_ps(num, den));
   }
   return i;
 }
 #endif
 
-inline double plane(const std::uint8_t* a, const std::uint8_t* b, int width, int height, int* scratch,
-                    float* e) {
+inline double plane(const std::uint8_t* a, const std::uint8_t* b, int width, int height,
+                    int* scratch, float* e) {
   const int bw = width >> 2, bh = height >> 2;
   const std::size_t row = static_cast<std::size_t>(bw) + 16;
   // Two rows of block sums (s1, s2, ss, s12 each), then the window values.
@@ -119,13 +132,13 @@ inline double plane(const std::uint8_t* a, const std::uint8_t* b, int width, int
   for (int r = 0; r < 2; ++r) {
     for (int k = 0; k < 4; ++k) sums[r][k] = scratch + (4 * r + k) * row;
   }
-  int* (*cur)[4] = &sums[0];
-  int* (*prev)[4] = &sums[1];
+  int*(*cur)[4] = &sums[0];
+  int*(*prev)[4] = &sums[1];
   double total = 0;
   int z = 0;
   for (int y = 1; y < bh; ++y) {
     for (; z <= y; ++z) {
-      int* (*t)[4] = cur;
+      int*(*t)[4] = cur;
       cur = prev;
       prev = t;
       const std::uint8_t* ra = a + static_cast<std::size_t>(4 * z) * width;
@@ -145,8 +158,10 @@ inline double plane(const std::uint8_t* a, const std::uint8_t* b, int width, int
     for (; i < n; ++i) {
       const int* const* c = *cur;
       const int* const* p = *prev;
-      e[i] = end1(c[0][i] + c[0][i + 1] + p[0][i] + p[0][i + 1], c[1][i] + c[1][i + 1] + p[1][i] + p[1][i + 1],
-                  c[2][i] + c[2][i + 1] + p[2][i] + p[2][i + 1], c[3][i] + c[3][i + 1] + p[3][i] + p[3][i + 1]);
+      e[i] = end1(c[0][i] + c[0][i + 1] + p[0][i] + p[0][i + 1],
+                  c[1][i] + c[1][i + 1] + p[1][i] + p[1][i + 1],
+                  c[2][i] + c[2][i + 1] + p[2][i] + p[2][i + 1],
+                  c[3][i] + c[3][i + 1] + p[3][i] + p[3][i + 1]);
     }
     float line = 0;
     for (int k = 0; k < n; k += 4) {

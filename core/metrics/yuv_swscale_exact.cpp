@@ -57,8 +57,8 @@ SwscaleFilter swscale_bicubic_filter(int src, int dst, int src_pos, int dst_pos)
     size = inc <= 1 << 16 ? 1 + 4 : 1 + (4 * src + dst - 1) / dst;
     size = std::max(std::min(size, src - 2), 1);
     f.assign(static_cast<std::size_t>(dst) * size, 0);
-    std::int64_t center = ((dst_pos * static_cast<std::int64_t>(inc)) >> 7) -
-                          ((src_pos * 0x10000LL) >> 7);
+    std::int64_t center =
+        ((dst_pos * static_cast<std::int64_t>(inc)) >> 7) - ((src_pos * 0x10000LL) >> 7);
     for (int i = 0; i < dst; ++i) {
       int xx = static_cast<int>((center - (size - 2) * (1LL << 16)) / (1 << 17));
       pos[i] = xx;
@@ -71,7 +71,9 @@ SwscaleFilter swscale_bicubic_filter(int src, int dst, int src_pos, int dst_pos)
     }
   }
   // 2. Drop near-zero taps at both ends (shift left; the widest row sets the size).
-  auto at = [&](int i, int j) -> std::int64_t& { return f[static_cast<std::size_t>(i) * size + j]; };
+  auto at = [&](int i, int j) -> std::int64_t& {
+    return f[static_cast<std::size_t>(i) * size + j];
+  };
   int min_size = 0;
   const double cut = 0.002 * static_cast<double>(fone);
   for (int i = dst - 1; i >= 0; --i) {
@@ -97,7 +99,9 @@ SwscaleFilter swscale_bicubic_filter(int src, int dst, int src_pos, int dst_pos)
   const int align = min_size == 1 ? 1 : 2;
   const int taps = (min_size + align - 1) & ~(align - 1);
   std::vector<std::int64_t> g(static_cast<std::size_t>(dst) * taps, 0);
-  auto gt = [&](int i, int j) -> std::int64_t& { return g[static_cast<std::size_t>(i) * taps + j]; };
+  auto gt = [&](int i, int j) -> std::int64_t& {
+    return g[static_cast<std::size_t>(i) * taps + j];
+  };
   for (int i = 0; i < dst; ++i) {
     for (int j = 0; j < taps && j < size; ++j) gt(i, j) = at(i, j);
   }
@@ -184,9 +188,15 @@ class SwscaleExactConverter final : public YuvConverter {
     a.exact_from = std::max(0, (height - 2 + 1) / 2);
     a.ring = ring_.data();
     switch (isa_) {
-      case PassIsa::avx512: yuv_kernel::convert_avx512(a); break;
-      case PassIsa::avx2: yuv_kernel::convert_avx2(a); break;
-      default: yuv_kernel::convert_scalar(a); break;
+      case PassIsa::avx512:
+        yuv_kernel::convert_avx512(a);
+        break;
+      case PassIsa::avx2:
+        yuv_kernel::convert_avx2(a);
+        break;
+      default:
+        yuv_kernel::convert_scalar(a);
+        break;
     }
   }
 

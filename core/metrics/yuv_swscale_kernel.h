@@ -22,8 +22,8 @@ struct Args {
   const std::uint8_t* rgb = nullptr;  // height x width x 3
   std::uint8_t tail[3] = {0, 0, 0};   // the pixel read after the last row (odd widths)
   int width = 0, height = 0;
-  std::uint8_t* y = nullptr;          // width x height
-  std::uint8_t* u = nullptr;          // cw x ch each, cw = ceil(width/2), ch = ceil(height/2)
+  std::uint8_t* y = nullptr;  // width x height
+  std::uint8_t* u = nullptr;  // cw x ch each, cw = ceil(width/2), ch = ceil(height/2)
   std::uint8_t* v = nullptr;
   // Vertical chroma filter: output row i reads input rows pos[i] .. pos[i] + taps - 1 with
   // the 12-bit coefficients coef[i * taps + j].

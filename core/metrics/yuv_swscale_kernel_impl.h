@@ -27,14 +27,15 @@ inline void luma_row(const std::uint8_t* __restrict p, std::uint8_t* __restrict 
                      int width) {
   for (int x = from; x < width; ++x) {
     const int r = p[3 * x], g = p[3 * x + 1], b = p[3 * x + 2];
-    const int y14 = (kRy * r + kGy * g + kBy * b + (32 << (kShift - 1)) + (1 << (kShift - 7))) >>
-                    (kShift - 6);
+    const int y14 =
+        (kRy * r + kGy * g + kBy * b + (32 << (kShift - 1)) + (1 << (kShift - 7))) >> (kShift - 6);
     y[x] = static_cast<std::uint8_t>((y14 + 32) >> 6);
   }
 }
 
 inline std::int16_t chroma15(int cr, int cg, int cb, int r, int g, int b) {
-  const int c14 = (cr * r + cg * g + cb * b + (256 << kShift) + (1 << (kShift - 6))) >> (kShift - 5);
+  const int c14 =
+      (cr * r + cg * g + cb * b + (256 << kShift) + (1 << (kShift - 6))) >> (kShift - 5);
   return static_cast<std::int16_t>(2 * c14);
 }
 
@@ -65,10 +66,12 @@ inline int rows_avx2(const std::uint8_t* p, std::size_t readable, int width, std
   // Per 128-bit lane of 4 pixels: (r, g) word pairs and (b, 0) word pairs.
   const __m256i take_rg = _mm256_setr_epi8(0, -1, 1, -1, 3, -1, 4, -1, 6, -1, 7, -1, 9, -1, 10, -1,
                                            0, -1, 1, -1, 3, -1, 4, -1, 6, -1, 7, -1, 9, -1, 10, -1);
-  const __m256i take_b = _mm256_setr_epi8(2, -1, -1, -1, 5, -1, -1, -1, 8, -1, -1, -1, 11, -1, -1, -1,
-                                          2, -1, -1, -1, 5, -1, -1, -1, 8, -1, -1, -1, 11, -1, -1, -1);
+  const __m256i take_b =
+      _mm256_setr_epi8(2, -1, -1, -1, 5, -1, -1, -1, 8, -1, -1, -1, 11, -1, -1, -1, 2, -1, -1, -1,
+                       5, -1, -1, -1, 8, -1, -1, -1, 11, -1, -1, -1);
   const __m256i y_rg = _mm256_set1_epi32((kGy << 16) | kRy), y_b = _mm256_set1_epi32(kBy);
-  const __m256i u_rg = _mm256_set1_epi32((kGu * 65536) | (kRu & 0xffff)), u_b = _mm256_set1_epi32(kBu);
+  const __m256i u_rg = _mm256_set1_epi32((kGu * 65536) | (kRu & 0xffff)),
+                u_b = _mm256_set1_epi32(kBu);
   const __m256i v_rg = _mm256_set1_epi32((kGv * 65536) | (kRv & 0xffff)),
                 v_b = _mm256_set1_epi32(kBv & 0xffff);
   const __m256i y_round = _mm256_set1_epi32((32 << (kShift - 1)) + (1 << (kShift - 7)));
@@ -88,10 +91,12 @@ inline int rows_avx2(const std::uint8_t* p, std::size_t readable, int width, std
       du[g] = _mm256_add_epi32(_mm256_madd_epi16(rg, u_rg), _mm256_madd_epi16(b, u_b));
       dv[g] = _mm256_add_epi32(_mm256_madd_epi16(rg, v_rg), _mm256_madd_epi16(b, v_b));
       dy[g] = _mm256_srai_epi32(
-          _mm256_add_epi32(_mm256_srai_epi32(_mm256_add_epi32(dy[g], y_round), kShift - 6), y_half), 6);
+          _mm256_add_epi32(_mm256_srai_epi32(_mm256_add_epi32(dy[g], y_round), kShift - 6), y_half),
+          6);
     }
     // Luma: 16 bytes in pixel order.
-    __m256i y16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(dy[0], dy[1]), _MM_SHUFFLE(3, 1, 2, 0));
+    __m256i y16 =
+        _mm256_permute4x64_epi64(_mm256_packs_epi32(dy[0], dy[1]), _MM_SHUFFLE(3, 1, 2, 0));
     __m256i y8 = _mm256_permute4x64_epi64(_mm256_packus_epi16(y16, y16), _MM_SHUFFLE(3, 1, 2, 0));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(y + x), _mm256_castsi256_si128(y8));
     // Chroma: adjacent pixels' dot products summed, 8 pairs in order.
@@ -99,8 +104,10 @@ inline int rows_avx2(const std::uint8_t* p, std::size_t readable, int width, std
       const __m256i* d = c == 0 ? du : dv;
       __m256i sum = _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(d[0], d[1]), pair_order);
       sum = _mm256_slli_epi32(_mm256_srai_epi32(_mm256_add_epi32(sum, c_round), kShift - 5), 1);
-      const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(sum, sum), _MM_SHUFFLE(3, 1, 2, 0));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>((c == 0 ? u : v) + x / 2), _mm256_castsi256_si128(w16));
+      const __m256i w16 =
+          _mm256_permute4x64_epi64(_mm256_packs_epi32(sum, sum), _MM_SHUFFLE(3, 1, 2, 0));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>((c == 0 ? u : v) + x / 2),
+                       _mm256_castsi256_si128(w16));
     }
   }
   return x;
@@ -125,12 +132,14 @@ inline void vertical_simd(const std::int16_t* const* rows, const std::int16_t* c
     for (int j = 0; j < taps; ++j) {
       const __m256i c = _mm256_set1_epi16(coef[j]);
       const std::int16_t* row = rows[j] + x0;
-      acc0 = _mm256_add_epi16(acc0, _mm256_mulhi_epi16(
-                                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row)), c));
-      acc1 = _mm256_add_epi16(acc1, _mm256_mulhi_epi16(
-                                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 16)), c));
+      acc0 = _mm256_add_epi16(
+          acc0, _mm256_mulhi_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row)), c));
+      acc1 = _mm256_add_epi16(
+          acc1,
+          _mm256_mulhi_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 16)), c));
     }
-    const __m256i bytes = _mm256_packus_epi16(_mm256_srai_epi16(acc0, 3), _mm256_srai_epi16(acc1, 3));
+    const __m256i bytes =
+        _mm256_packus_epi16(_mm256_srai_epi16(acc0, 3), _mm256_srai_epi16(acc1, 3));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + x0),
                         _mm256_permute4x64_epi64(bytes, _MM_SHUFFLE(3, 1, 2, 0)));
   }
@@ -187,7 +196,8 @@ inline void convert(const Args& a) {
 #if defined(__AVX2__)
       if (done + kAhead < h) {  // the frame is usually not in the cache: fetch a row ahead
         const std::uint8_t* ahead = p + kAhead * row_bytes;
-        for (std::size_t o = 0; o < row_bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(ahead + o), _MM_HINT_T0);
+        for (std::size_t o = 0; o < row_bytes; o += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(ahead + o), _MM_HINT_T0);
       }
       from = rows_avx2(p, (h - done) * row_bytes, w, y, ring_u + slot, ring_v + slot);
 #endif
@@ -218,7 +228,8 @@ inline void convert(const Args& a) {
   }
   // 3. Luma rows no chroma row needed.
   for (; done < h; ++done) {
-    luma_row(a.rgb + static_cast<std::size_t>(done) * row_bytes, a.y + static_cast<std::size_t>(done) * w, 0, w);
+    luma_row(a.rgb + static_cast<std::size_t>(done) * row_bytes,
+             a.y + static_cast<std::size_t>(done) * w, 0, w);
   }
 }
 

@@ -1,4 +1,5 @@
-// The portable path of yuv_swscale_exact.h: yuv_swscale_kernel_impl.h as the compiler vectorises it.
+// The portable path of yuv_swscale_exact.h: yuv_swscale_kernel_impl.h as the compiler vectorises
+// it.
 #include "core/metrics/yuv_swscale_kernel_impl.h"
 
 namespace h3p::metrics::yuv_kernel {

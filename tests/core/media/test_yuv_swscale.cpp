@@ -3,7 +3,6 @@
 // even sizes (1x1 up to the benchmark's 1344x768), with random and extreme pixel values, on
 // every compiled path; odd widths read the pixel after the frame as libswscale does.
 #include <QtTest>
-
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -24,8 +23,12 @@ std::vector<std::uint8_t> make_frame(int width, int height, std::size_t after, F
   std::vector<std::uint8_t> buf(bytes + after);
   for (std::size_t i = 0; i < buf.size(); ++i) {
     switch (fill) {
-      case Fill::random: buf[i] = static_cast<std::uint8_t>(rng()); break;
-      case Fill::extremes: buf[i] = (rng() & 1) ? 255 : 0; break;
+      case Fill::random:
+        buf[i] = static_cast<std::uint8_t>(rng());
+        break;
+      case Fill::extremes:
+        buf[i] = (rng() & 1) ? 255 : 0;
+        break;
       case Fill::smooth: {
         const std::size_t px = i / 3;
         const int x = static_cast<int>(px % width), y = static_cast<int>(px / width);
@@ -67,9 +70,15 @@ class TestYuvSwscale : public QObject {
       if (at >= 0) {
         QFAIL(qPrintable(QString("%1x%2 (%3 bytes after, fill %4, %5): plane %6 byte %7: "
                                  "libswscale %8, exact %9")
-                             .arg(width).arg(height).arg(after).arg(static_cast<int>(fill))
-                             .arg(metrics::pass_isa_name(isa)).arg(p).arg(at)
-                             .arg(want.planes[p][at]).arg(got.planes[p][at])));
+                             .arg(width)
+                             .arg(height)
+                             .arg(after)
+                             .arg(static_cast<int>(fill))
+                             .arg(metrics::pass_isa_name(isa))
+                             .arg(p)
+                             .arg(at)
+                             .arg(want.planes[p][at])
+                             .arg(got.planes[p][at])));
       }
     }
   }
@@ -96,8 +105,8 @@ class TestYuvSwscale : public QObject {
   // Larger odd and even sizes, random, extreme and smooth content.
   void large_sizes_every_byte() {
     std::mt19937 rng(2);
-    const int sizes[][2] = {{1344, 768}, {1343, 767}, {640, 360}, {333, 191}, {17, 1000},
-                            {1000, 17}, {258, 130}, {129, 65}};
+    const int sizes[][2] = {{1344, 768}, {1343, 767}, {640, 360}, {333, 191},
+                            {17, 1000},  {1000, 17},  {258, 130}, {129, 65}};
     for (auto isa : isas()) {
       for (const auto& s : sizes) {
         for (Fill fill : {Fill::random, Fill::extremes, Fill::smooth}) {
@@ -113,7 +122,8 @@ class TestYuvSwscale : public QObject {
     std::mt19937 rng(3);
     for (auto isa : isas()) {
       for (const auto& s : {std::pair{33, 17}, std::pair{7, 5}, std::pair{1343, 9}}) {
-        for (std::size_t after : {0, 3, 255}) check(s.first, s.second, after, Fill::random, isa, rng);
+        for (std::size_t after : {0, 3, 255})
+          check(s.first, s.second, after, Fill::random, isa, rng);
       }
     }
   }

@@ -3,7 +3,6 @@
 // a time into a float per row, rows into a double) bit for bit, on random, identical and
 // extreme planes of odd and even sizes; planes without a whole window give 1.
 #include <QtTest>
-
 #include <algorithm>
 #include <cstdint>
 #include <random>
@@ -15,7 +14,8 @@ using namespace h3p;
 
 namespace {
 
-double direct(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b, int w, int h) {
+double direct(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b, int w,
+              int h) {
   const int bw = w >> 2, bh = h >> 2;
   if (bw < 2 || bh < 2) return 1.0;
   const int c1 = static_cast<int>(.01 * .01 * 255 * 255 * 64 + .5);
@@ -29,7 +29,8 @@ double direct(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t
         int s1 = 0, s2 = 0, ss = 0, s12 = 0;
         for (int y = 4 * by; y < 4 * by + 8; ++y) {
           for (int x = 4 * bx; x < 4 * bx + 8; ++x) {
-            const int va = a[static_cast<std::size_t>(y) * w + x], vb = b[static_cast<std::size_t>(y) * w + x];
+            const int va = a[static_cast<std::size_t>(y) * w + x],
+                      vb = b[static_cast<std::size_t>(y) * w + x];
             s1 += va;
             s2 += vb;
             ss += va * va + vb * vb;
@@ -55,8 +56,8 @@ class TestSsimX264 : public QObject {
  private slots:
   void every_path_equals_the_definition() {
     std::mt19937 rng(7);
-    const int sizes[][2] = {{8, 8}, {9, 8}, {35, 13}, {64, 48}, {67, 41}, {131, 70},
-                            {672, 384}, {1344, 12}, {7, 100}, {36, 36}};
+    const int sizes[][2] = {{8, 8},    {9, 8},     {35, 13},   {64, 48}, {67, 41},
+                            {131, 70}, {672, 384}, {1344, 12}, {7, 100}, {36, 36}};
     for (const auto& s : sizes) {
       const int w = s[0], h = s[1];
       for (int kind = 0; kind < 4; ++kind) {
@@ -69,12 +70,17 @@ class TestSsimX264 : public QObject {
                              : static_cast<std::uint8_t>(kind == 2 ? (rng() & 1) * 255 : rng());
         }
         const double want = direct(a, b, w, h);
-        for (auto isa : {metrics::PassIsa::scalar, metrics::PassIsa::avx2, metrics::PassIsa::avx512}) {
+        for (auto isa :
+             {metrics::PassIsa::scalar, metrics::PassIsa::avx2, metrics::PassIsa::avx512}) {
           metrics::FfmpegScratch scratch;
           const double got = metrics::x264_ssim_plane(a.data(), b.data(), w, h, scratch, isa);
           if (got != want) {
-            QFAIL(qPrintable(QString("%1x%2 kind %3 %4: %5 != %6").arg(w).arg(h).arg(kind)
-                                 .arg(metrics::pass_isa_name(isa)).arg(got, 0, 'g', 17)
+            QFAIL(qPrintable(QString("%1x%2 kind %3 %4: %5 != %6")
+                                 .arg(w)
+                                 .arg(h)
+                                 .arg(kind)
+                                 .arg(metrics::pass_isa_name(isa))
+                                 .arg(got, 0, 'g', 17)
                                  .arg(want, 0, 'g', 17)));
           }
         }
