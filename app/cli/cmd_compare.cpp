@@ -14,6 +14,7 @@
 #include "core/io/atomic_file.h"
 #include "core/metrics/compare/compare_output.h"
 #include "core/metrics/compare/run_compare.h"
+#include "core/metrics/yuv_swscale_exact.h"
 #ifdef H3P_HAVE_MEDIA
 #include "core/media/video_decode.h"
 #include "core/media/yuv_swscale.h"
@@ -29,13 +30,18 @@ compare::CompareParams base_compare_params(const std::string& contract, bool pos
   params.known_contracts.push_back(contract::parse_contract(
       nlohmann::json::parse(demo_contract_json()), "embedded demo contract"));
   params.clip.threads = threads;
-  if (yuv != "builtin" && yuv != "swscale") {
-    throw InputError("--yuv: must be swscale or builtin, got '" + yuv + "'");
+  if (yuv != "builtin" && yuv != "swscale" && yuv != "libswscale") {
+    throw InputError("--yuv: must be swscale, libswscale or builtin, got '" + yuv + "'");
+  }
+  if (yuv == "swscale") {  // libswscale's bytes without the library
+    params.clip.yuv = [] { return metrics::make_swscale_exact_yuv_converter(); };
   }
 #ifdef H3P_HAVE_MEDIA
   params.decode_video = [](const std::filesystem::path& video, const std::filesystem::path& out,
                            int rate) { media::decode_video_file(video, out, rate); };
-  if (yuv == "swscale") params.clip.yuv = [] { return media::make_swscale_yuv_converter(); };
+  if (yuv == "libswscale") params.clip.yuv = [] { return media::make_swscale_yuv_converter(); };
+#else
+  if (yuv == "libswscale") throw InputError("--yuv: libswscale: this build has no FFmpeg");
 #endif
   return params;
 }
@@ -74,15 +80,13 @@ void add_compare(CLI::App& app, Action& action, const GlobalOptions& global) {
                   "velocity relative L2 that marks the first drifting step")
       ->capture_default_str();
   cmd->add_option("--yuv", opt->yuv,
-                  "RGB->yuv420p conversion of the ffmpeg-compatible figures: swscale (as the "
-                  "ffmpeg CLI; needs media) or builtin")
+                  "RGB->yuv420p conversion of the ffmpeg-compatible figures: swscale "
+                  "(libswscale's conversion as the ffmpeg CLI does it, reimplemented byte for "
+                  "byte), libswscale (through the library; needs media) or builtin")
       ->capture_default_str();
   cmd->add_option("--work", opt->work, "keep video files decoded here (default: a temporary directory)");
   cmd->callback([&action, &global, opt] {
     action = [&global, opt] {
-#ifndef H3P_HAVE_MEDIA
-      if (opt->yuv == "swscale") opt->yuv = "builtin";
-#endif
       compare::CompareParams base =
           base_compare_params(opt->contract, opt->post_hoc, opt->threads, opt->yuv);
       base.step_threshold = opt->threshold;

@@ -29,11 +29,7 @@ void add_report(CLI::App& app, Action& action, const GlobalOptions& global) {
   cmd->add_option("--threads", opt->threads, "worker threads (0: one per core)");
   cmd->callback([&action, &global, opt] {
     action = [&global, opt] {
-#ifdef H3P_HAVE_MEDIA
-      const std::string yuv = "swscale";
-#else
-      const std::string yuv = "builtin";
-#endif
+      const std::string yuv = "swscale";  // libswscale's conversion, built in (no FFmpeg needed)
       compare::ReportParams params;
       params.runs_root = opt->runs;
       params.out_dir = opt->out;

@@ -5,6 +5,7 @@
 
 #include "core/common/error.h"
 #include "core/metrics/pixel_kernels.h"
+#include "core/metrics/ssim_x264_kernel.h"
 
 namespace h3p::metrics {
 namespace {
@@ -39,77 +40,15 @@ class BuiltinYuvConverter final : public YuvConverter {
         g = (g + count / 2) / count;
         b = (b + count / 2) / count;
         const std::size_t at = static_cast<std::size_t>(y) * cw + x;
-        out.planes[1][at] = static_cast<std::uint8_t>(((-38 * r - 74 * g + 112 * b + 128) >> 8) + 128);
-        out.planes[2][at] = static_cast<std::uint8_t>(((112 * r - 94 * g - 18 * b + 128) >> 8) + 128);
+        out.planes[1][at] =
+            static_cast<std::uint8_t>(((-38 * r - 74 * g + 112 * b + 128) >> 8) + 128);
+        out.planes[2][at] =
+            static_cast<std::uint8_t>(((112 * r - 94 * g - 18 * b + 128) >> 8) + 128);
       }
     }
   }
   std::string name() const override { return "built-in BT.601 limited range"; }
 };
-
-// x264's 4x4 block sums of one row of blocks: s1, s2, Σa²+Σb², Σab.
-void ssim_4x4_line(const std::uint8_t* a, const std::uint8_t* b, int stride, int (*sums)[4],
-                   int blocks) {
-  for (int z = 0; z < blocks; ++z) {
-    int s1 = 0, s2 = 0, ss = 0, s12 = 0;
-    for (int y = 0; y < 4; ++y) {
-      const std::uint8_t* ra = a + y * stride + 4 * z;
-      const std::uint8_t* rb = b + y * stride + 4 * z;
-      for (int x = 0; x < 4; ++x) {
-        const int va = ra[x], vb = rb[x];
-        s1 += va;
-        s2 += vb;
-        ss += va * va + vb * vb;
-        s12 += va * vb;
-      }
-    }
-    sums[z][0] = s1;
-    sums[z][1] = s2;
-    sums[z][2] = ss;
-    sums[z][3] = s12;
-  }
-}
-
-float ssim_end1(int s1, int s2, int ss, int s12) {
-  constexpr int c1 = static_cast<int>(.01 * .01 * 255 * 255 * 64 + .5);
-  constexpr int c2 = static_cast<int>(.03 * .03 * 255 * 255 * 64 * 63 + .5);
-  const int vars = ss * 64 - s1 * s1 - s2 * s2;
-  const int covar = s12 * 64 - s1 * s2;
-  return static_cast<float>(2 * s1 * s2 + c1) * static_cast<float>(2 * covar + c2) /
-         (static_cast<float>(s1 * s1 + s2 * s2 + c1) * static_cast<float>(vars + c2));
-}
-
-// Mean SSIM of one plane: windows of 2x2 blocks at every block position.
-double ssim_plane(const std::uint8_t* a, const std::uint8_t* b, int width, int height,
-                  FfmpegScratch& scratch) {
-  const int bw = width >> 2, bh = height >> 2;
-  if (bw < 2 || bh < 2) return 1.0;  // no complete window: FFmpeg divides 0 by 0 here
-  scratch.sums.resize(static_cast<std::size_t>(2) * (bw + 3) * 4);
-  int(*sum0)[4] = reinterpret_cast<int(*)[4]>(scratch.sums.data());
-  int(*sum1)[4] = sum0 + bw + 3;
-  double total = 0;
-  int z = 0;
-  for (int y = 1; y < bh; ++y) {
-    for (; z <= y; ++z) {
-      std::swap(sum0, sum1);
-      ssim_4x4_line(a + static_cast<std::size_t>(4 * z) * width,
-                    b + static_cast<std::size_t>(4 * z) * width, width, sum0, bw);
-    }
-    float line = 0;
-    for (int i = 0; i < bw - 1; i += 4) {
-      float part = 0;
-      for (int j = i; j < i + 4 && j < bw - 1; ++j) {
-        part += ssim_end1(sum0[j][0] + sum0[j + 1][0] + sum1[j][0] + sum1[j + 1][0],
-                          sum0[j][1] + sum0[j + 1][1] + sum1[j][1] + sum1[j + 1][1],
-                          sum0[j][2] + sum0[j + 1][2] + sum1[j][2] + sum1[j + 1][2],
-                          sum0[j][3] + sum0[j + 1][3] + sum1[j][3] + sum1[j + 1][3]);
-      }
-      line += part;
-    }
-    total += line;
-  }
-  return total / (static_cast<double>(bh - 1) * (bw - 1));
-}
 
 }  // namespace
 
@@ -139,12 +78,31 @@ FfmpegFrameStats ffmpeg_frame_stats(const Yuv420Frame& a, const Yuv420Frame& b,
     const int w = a.plane_width(p), h = a.plane_height(p);
     const double n = static_cast<double>(w) * h;
     s.sse[p] = kernels::byte_sse(a.planes[p].data(), b.planes[p].data(), a.planes[p].size());
-    s.ssim[p] = ssim_plane(a.planes[p].data(), b.planes[p].data(), w, h, scratch);
+    s.ssim[p] = x264_ssim_plane(a.planes[p].data(), b.planes[p].data(), w, h, scratch);
     s.mse += (static_cast<double>(s.sse[p]) / n) * (n / pixels);
     s.ssim_all += s.ssim[p] * n;
   }
   s.ssim_all /= pixels;  // weighted sum first: identical frames give exactly 1
   return s;
+}
+
+double x264_ssim_plane(const std::uint8_t* a, const std::uint8_t* b, int width, int height,
+                       FfmpegScratch& scratch, PassIsa isa) {
+  if ((width >> 2) < 2 || (height >> 2) < 2) return 1.0;  // no whole window: FFmpeg gives 0/0
+  scratch.sums.resize(ssim_kernel::sum_ints(width));
+  scratch.windows.resize(ssim_kernel::window_floats(width));
+  if (static_cast<int>(isa) > static_cast<int>(best_pass_isa())) isa = best_pass_isa();
+  switch (isa) {
+    case PassIsa::avx512:
+      return ssim_kernel::plane_avx512(a, b, width, height, scratch.sums.data(),
+                                       scratch.windows.data());
+    case PassIsa::avx2:
+      return ssim_kernel::plane_avx2(a, b, width, height, scratch.sums.data(),
+                                     scratch.windows.data());
+    default:
+      return ssim_kernel::plane_scalar(a, b, width, height, scratch.sums.data(),
+                                       scratch.windows.data());
+  }
 }
 
 double psnr_from_mse(double mse, double peak) {

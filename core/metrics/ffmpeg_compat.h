@@ -8,14 +8,17 @@
 // from 4x4 block sums, integer moments, c1 = round(0.01²·255²·64), c2 = round(0.03²·255²·64·63);
 // a frame's SSIM is the planes' mean SSIMs weighted by pixel counts; the clip's figure
 // ("All:") is the mean over frames. The RGB -> yuv420p conversion is pluggable: FFmpeg's
-// figures come from libswscale's conversion (h3p_media supplies it); the built-in one is
-// BT.601 limited range with 2x2-averaged chroma and may differ from it by a rounding step.
+// figures come from libswscale's conversion (yuv_swscale_exact.h reimplements it byte for
+// byte; h3p_media supplies the library itself); the built-in one is BT.601 limited range with
+// 2x2-averaged chroma and may differ from it by a rounding step.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "core/metrics/plane_pass.h"
 
 namespace h3p::metrics {
 
@@ -58,11 +61,17 @@ struct FfmpegFrameStats {
 // Scratch space of the SSIM rows; one per thread.
 struct FfmpegScratch {
   std::vector<int> sums;
+  std::vector<float> windows;
 };
 
 // Compares two frames of the same size. Throws InputError when the sizes differ.
 FfmpegFrameStats ffmpeg_frame_stats(const Yuv420Frame& a, const Yuv420Frame& b,
                                     FfmpegScratch& scratch);
+
+// Mean x264-style SSIM of one plane (1 when it has no whole 8x8 window) on path `isa`
+// (lowered to what the CPU runs); every path gives the same bits.
+double x264_ssim_plane(const std::uint8_t* a, const std::uint8_t* b, int width, int height,
+                       FfmpegScratch& scratch, PassIsa isa = default_pass_isa());
 
 // 10·log10(peak² / mse); +inf when mse is 0.
 double psnr_from_mse(double mse, double peak);
