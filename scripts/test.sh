@@ -57,10 +57,11 @@ build_failures=0
 ctest_status=0
 ctest --preset default -j2 --output-on-failure "$@" 2>&1 | tee "$log" || ctest_status=${PIPESTATUS[0]}
 
-# The sanitizer stage: the same sources under ASan + UBSan (gcc, -O1), unit and e2e labels; the
-# fuzz label is left out (the fuzz targets are sanitized builds already) and the preset builds
-# no workbench, so no gui test exists there. Suppressions for uninstrumented third-party code:
-# tests/sanitizers/ (the test preset points the sanitizers at them).
+# The sanitizer stage: the same sources under ASan + UBSan (gcc; -O0, the kernels and metrics
+# -O1) with leak checking, unit and e2e labels; the fuzz label is left out (the fuzz targets are
+# sanitized builds already) and the preset builds no workbench, so no gui test exists there. The
+# test preset runs the SIGKILL torture with 30 kills instead of 100 (the first stage runs 100).
+# No suppressions are needed: LibTorch, OpenBLAS, FFmpeg and Qt report nothing here.
 if [[ ${H3P_TEST_ASAN:-1} == 1 ]]; then
   echo "test: configuring (preset asan)"
   launcher=()
