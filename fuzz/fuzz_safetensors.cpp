@@ -1,6 +1,8 @@
-// Fuzz target: the safetensors reader (SafetensorsFile::open) on arbitrary file bytes. An
-// accepted file must be internally consistent (every tensor's bytes inside the mapping, found
-// by name) and must survive a round trip through the writer unchanged.
+// Fuzz target: the safetensors reader on arbitrary file bytes, parsed in memory
+// (SafetensorsFile::parse runs the same validation as open() without the per-input file write
+// and mapping, which made this target five times slower). An accepted file must be internally
+// consistent (every tensor's bytes inside the image, found by name) and must survive a round
+// trip through the writer unchanged.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -28,10 +30,8 @@ void check_accepted(const SafetensorsFile& file) {
     records.push_back({info.name, info.dtype, info.shape, bytes});
   }
   // Round trip: the writer's image of what was read must read back identically.
-  const auto image = h3p::io::encode_safetensors(records, file.metadata());
-  const auto path = h3p::fuzz::scratch_dir() / "roundtrip.safetensors";
-  h3p::fuzz::write_file(path, {reinterpret_cast<const char*>(image.data()), image.size()});
-  const auto again = SafetensorsFile::open(path);
+  const auto again =
+      SafetensorsFile::parse(h3p::io::encode_safetensors(records, file.metadata()), "roundtrip");
   if (again.metadata() != file.metadata()) std::abort();
   if (again.tensors().size() != file.tensors().size()) std::abort();
   for (const auto& info : file.tensors()) {
@@ -47,10 +47,9 @@ void check_accepted(const SafetensorsFile& file) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const auto path = h3p::fuzz::scratch_dir() / "input.safetensors";
-  h3p::fuzz::write_file(path, h3p::fuzz::as_text(data, size));
+  const auto* bytes = reinterpret_cast<const std::byte*>(data);
   try {
-    check_accepted(SafetensorsFile::open(path));
+    check_accepted(SafetensorsFile::parse({bytes, bytes + size}, "input.safetensors"));
   } catch (const h3p::InputError&) {
     // A refusal with a message is the expected outcome for most inputs.
   }

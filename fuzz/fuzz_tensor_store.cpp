@@ -10,7 +10,10 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/common/error.h"
 #include "core/io/tensor_store.h"
@@ -42,25 +45,50 @@ std::string shard_name(std::size_t i) {
   return "model-0000" + std::to_string(i + 1) + ".safetensors";
 }
 
+// The files an input may lay out, and what each held after the last input (nullopt: absent).
+// Only files whose content changes are written or removed, so most executions (a mutation
+// touches one part) cost one file write instead of six removals and up to five writes.
+struct Layout {
+  std::vector<std::string> names;
+  std::vector<std::optional<std::string>> held;
+  Layout() {
+    names.push_back("model.safetensors.index.json");
+    names.push_back("model.safetensors");
+    for (std::size_t i = 0; i < kMaxShards; ++i) names.push_back(shard_name(i));
+    held.resize(names.size());
+  }
+  // Makes file `slot` hold `content` (or be absent).
+  void set(const fs::path& dir, std::size_t slot, std::optional<std::string_view> content) {
+    if (!content) {
+      if (!held[slot]) return;
+      std::error_code ec;
+      fs::remove(dir / names[slot], ec);
+      if (ec) std::abort();
+      held[slot].reset();
+      return;
+    }
+    if (held[slot] && *held[slot] == *content) return;
+    h3p::fuzz::write_file(dir / names[slot], *content);
+    held[slot] = std::string(*content);
+  }
+};
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const fs::path& dir = component_dir();
+  static Layout layout;
   const auto parts =
       h3p::fuzz::split_parts(h3p::fuzz::as_text(data, size), "\n====\n", kMaxShards + 1);
   // Step 1: lay the directory out for this input (and only this input).
-  std::error_code ec;
-  fs::remove(dir / "model.safetensors.index.json", ec);
-  fs::remove(dir / "model.safetensors", ec);
-  for (std::size_t i = 0; i < kMaxShards; ++i) fs::remove(dir / shard_name(i), ec);
+  std::vector<std::optional<std::string_view>> want(layout.names.size());
   if (!parts[0].empty()) {
-    h3p::fuzz::write_file(dir / "model.safetensors.index.json", parts[0]);
-    for (std::size_t i = 1; i < parts.size(); ++i) {
-      h3p::fuzz::write_file(dir / shard_name(i - 1), parts[i]);
-    }
+    want[0] = parts[0];
+    for (std::size_t i = 1; i < parts.size(); ++i) want[1 + i] = parts[i];
   } else if (parts.size() > 1) {
-    h3p::fuzz::write_file(dir / "model.safetensors", parts[1]);
+    want[1] = parts[1];
   }
+  for (std::size_t slot = 0; slot < want.size(); ++slot) layout.set(dir, slot, want[slot]);
   // Step 2: open and check what an accepted store promises.
   try {
     const auto store = h3p::io::TensorStore::open(dir, "model");

@@ -16,14 +16,18 @@
 
 namespace h3p::fuzz {
 
-// A directory private to this process (on /dev/shm when writable), created on first use and
-// removed at exit.
+// A directory private to this process, created on first use and removed at a normal exit:
+// under $H3P_FUZZ_SCRATCH when set (run.sh sets it and removes it, which also covers a process
+// killed at a crash or a timeout), else on /dev/shm when writable.
 inline const std::filesystem::path& scratch_dir() {
   static const std::filesystem::path dir = [] {
     // A tmpfs keeps the per-input file writes cheap (several times more executions a second).
     std::error_code ec;
     std::filesystem::path base = "/dev/shm";
-    if (::access(base.c_str(), W_OK) != 0) base = std::filesystem::temp_directory_path(ec);
+    if (const char* given = std::getenv("H3P_FUZZ_SCRATCH"); given != nullptr && *given != 0)
+      base = given;
+    else if (::access(base.c_str(), W_OK) != 0)
+      base = std::filesystem::temp_directory_path(ec);
     if (ec) base = "/tmp";
     std::string pattern = (base / "h3p-fuzz.XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) std::abort();

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string_view>
@@ -189,21 +190,37 @@ std::uint64_t TensorInfo::numel() const {
 
 struct SafetensorsFile::Impl {
   std::filesystem::path path;
-  MappedFile map;
+  std::optional<MappedFile> map;  // a file read by open()
+  std::vector<std::byte> owned;   // an image handed to parse()
+  std::span<const std::byte> image;
   std::size_t data_offset = 0;
   std::vector<TensorInfo> tensors;
   std::map<std::string, std::size_t, std::less<>> by_name;
   std::map<std::string, std::string> metadata;
-
-  explicit Impl(const std::filesystem::path& p) : path(p), map(p) {}
 };
 
 SafetensorsFile::SafetensorsFile(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 
 SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
-  auto impl = std::make_shared<Impl>(path);
-  const std::string where = path.string();
-  const auto file = impl->map.bytes();
+  auto impl = std::make_shared<Impl>();
+  impl->path = path;
+  impl->map.emplace(path);
+  impl->image = impl->map->bytes();
+  return validated(std::move(impl));
+}
+
+SafetensorsFile SafetensorsFile::parse(std::vector<std::byte> image,
+                                       const std::filesystem::path& name) {
+  auto impl = std::make_shared<Impl>();
+  impl->path = name;
+  impl->owned = std::move(image);
+  impl->image = impl->owned;
+  return validated(std::move(impl));
+}
+
+SafetensorsFile SafetensorsFile::validated(std::shared_ptr<Impl> impl) {
+  const std::string where = impl->path.string();
+  const auto file = impl->image;
 
   // Step 1: the header length and the header's place in the file.
   if (file.size() < kLengthBytes) {
@@ -265,7 +282,7 @@ const TensorInfo& SafetensorsFile::at(std::string_view name) const {
 }
 
 std::span<const std::byte> SafetensorsFile::bytes(const TensorInfo& info) const {
-  const auto file = impl_->map.bytes();
+  const auto file = impl_->image;
   const std::uint64_t data_size = file.size() - impl_->data_offset;
   if (info.begin > info.end || info.end > data_size) {
     throw_input(impl_->path.string(),

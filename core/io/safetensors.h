@@ -38,7 +38,11 @@ struct TensorInfo {
 // of strings. Any violation throws InputError naming the path and the tensor or field.
 class SafetensorsFile {
  public:
+  // Maps and validates the file at `path`.
   static SafetensorsFile open(const std::filesystem::path& path);
+  // Validates an image held in memory, exactly as open() validates a file; the object owns
+  // `image`. `name` stands for the path in messages and in path().
+  static SafetensorsFile parse(std::vector<std::byte> image, const std::filesystem::path& name);
 
   const std::filesystem::path& path() const;
   // Tensors sorted by their begin offset (file order).
@@ -55,6 +59,7 @@ class SafetensorsFile {
  private:
   struct Impl;
   explicit SafetensorsFile(std::shared_ptr<const Impl> impl);
+  static SafetensorsFile validated(std::shared_ptr<Impl> impl);
   std::shared_ptr<const Impl> impl_;
 };
 

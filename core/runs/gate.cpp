@@ -18,6 +18,7 @@
 #include "core/model/weights.h"
 #include "core/ops/device.h"
 #include "core/ops/group_ops.h"
+#include "core/runs/environment.h"
 #include "core/runs/run_reader.h"
 #include "core/runs/step_store.h"
 

@@ -21,6 +21,7 @@
 #include "core/runs/gate.h"
 #include "core/model/decoder.h"
 #include "core/runs/decoded.h"
+#include "core/runs/environment.h"
 #include "core/runs/identity.h"
 #include "core/runs/manifest.h"
 #include "core/runs/run_lock.h"

@@ -45,10 +45,6 @@ nlohmann::json identity_to_json(const ModelIdentity& identity);
 // sources_digest matches source_files. Errors: InputError "<context>: field 'identity.<key>': ...".
 ModelIdentity identity_from_json(const nlohmann::json& json, const std::string& context);
 
-// Facts about the machine and libraries: torch_version, num_threads, cuda_available,
-// cuda_device_count, hostname, compiler. Informational: never a reason to refuse a resume.
-nlohmann::json environment_info();
-
 // True for a 64-character lower-case hex string.
 bool is_sha256_hex(const std::string& text);
 

@@ -138,7 +138,8 @@ void gemm_bf16_amx(const Bf16* x, const Bf16* w, const float* bias, Bf16* y, std
         std::uint16_t* out = a_packed + r * k_pad;
         const std::int64_t src_row = packed_row0 + r;
         std::int64_t copied = 0;
-        if (src_row < m) {
+        // k == 0: x may be a null pointer (an empty tensor), which memcpy must never see.
+        if (src_row < m && k > 0) {
           std::memcpy(out, xb + src_row * k, static_cast<std::size_t>(k) * 2);
           copied = k;
         }

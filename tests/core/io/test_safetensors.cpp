@@ -4,6 +4,7 @@
 
 #include <QTemporaryDir>
 #include <QtTest>
+#include <optional>
 
 #include "core/io/safetensors.h"
 #include "core/io/sha256.h"
@@ -56,6 +57,7 @@ class TestSafetensors : public QObject {
   void refusesHeaderLengthOverLimit();
   void refusesEveryTruncation();
   void survivesCorruptedHeaderBytes();
+  void parseInMemoryAgreesWithOpen();
   void writerRefusesBadRecords();
 
  private:
@@ -365,6 +367,64 @@ void TestSafetensors::survivesCorruptedHeaderBytes() {
     }
   }
   QVERIFY(refused > 0);
+}
+
+void TestSafetensors::parseInMemoryAgreesWithOpen() {
+  // SafetensorsFile::parse (an image in memory, what the fuzz target drives) must accept and
+  // refuse exactly what open() does, with the same message under the given name.
+  auto rng = seeded_rng("parseInMemoryAgreesWithOpen");
+  const auto a = random_bytes(rng, 16);
+  const auto b = random_bytes(rng, 6);
+  const auto image = encode_safetensors(
+      {{"alpha", DType::I64, {2}, a}, {"beta", DType::BF16, {1, 3}, b}}, {{"k", "v"}});
+  const auto path = file("same.safetensors");
+  std::size_t refused = 0;
+  std::size_t accepted = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::vector<std::byte> bytes = image;
+    if (round > 0) {
+      const int flips = 1 + static_cast<int>(rng() % 3);
+      for (int f = 0; f < flips; ++f) bytes[rng() % (image.size() - 22)] = std::byte(rng() & 0xff);
+    }
+    if (round % 7 == 3) bytes.resize(rng() % bytes.size());  // truncations too
+    write_raw(path, std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    std::string from_file;
+    std::string from_memory;
+    std::optional<SafetensorsFile> opened;
+    std::optional<SafetensorsFile> parsed;
+    try {
+      opened = SafetensorsFile::open(path);
+    } catch (const h3p::InputError& e) {
+      from_file = e.what();
+    }
+    try {
+      parsed = SafetensorsFile::parse(bytes, path);
+    } catch (const h3p::InputError& e) {
+      from_memory = e.what();
+    }
+    QCOMPARE(QString::fromStdString(from_memory), QString::fromStdString(from_file));
+    QCOMPARE(parsed.has_value(), opened.has_value());
+    if (!parsed) {
+      ++refused;
+      continue;
+    }
+    ++accepted;
+    QCOMPARE(parsed->path(), path);
+    QCOMPARE(parsed->metadata(), opened->metadata());
+    QCOMPARE(parsed->tensors().size(), opened->tensors().size());
+    for (std::size_t i = 0; i < parsed->tensors().size(); ++i) {
+      const TensorInfo& x = parsed->tensors()[i];
+      const TensorInfo& y = opened->tensors()[i];
+      QCOMPARE(x.name, y.name);
+      QCOMPARE(x.begin, y.begin);
+      QCOMPARE(x.end, y.end);
+      const auto bx = parsed->bytes(x);
+      const auto by = opened->bytes(y);
+      QVERIFY(std::equal(bx.begin(), bx.end(), by.begin(), by.end()));
+    }
+  }
+  QVERIFY(refused > 0);
+  QVERIFY(accepted > 0);  // round 0 at least
 }
 
 void TestSafetensors::writerRefusesBadRecords() {

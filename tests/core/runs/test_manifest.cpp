@@ -12,6 +12,7 @@
 
 #include "core/common/error.h"
 #include "core/io/sha256.h"
+#include "core/runs/environment.h"
 #include "core/runs/identity.h"
 #include "core/runs/manifest.h"
 
