@@ -91,15 +91,7 @@ PlanePass::PlanePass(int width, int height, PassIsa isa)
                      std::to_string(kSsimWindow) + " window");
   }
   if (static_cast<int>(isa_) > static_cast<int>(best_pass_isa())) isa_ = best_pass_isa();
-  // The weights of GaussianSsim, computed the same way.
-  double total = 0;
-  double raw[kSsimWindow];
-  for (int k = 0; k < kSsimWindow; ++k) {
-    const double d = k - kSsimWindow / 2;
-    raw[k] = std::exp(-(d * d) / (2.0 * kSsimSigma * kSsimSigma));
-    total += raw[k];
-  }
-  for (int k = 0; k < kSsimWindow; ++k) weights_[k] = static_cast<float>(raw[k] / total);
+  gaussian_window(weights_);  // the weights of GaussianSsim
   buffer_.resize(pass_kernel::buffer_floats(width));
 }
 

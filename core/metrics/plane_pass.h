@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/metrics/ssim_gaussian.h"
+
 namespace h3p::metrics {
 
 // Paths of the pass, lowest to highest.
@@ -62,7 +64,7 @@ class PlanePass {
  private:
   int width_ = 0, height_ = 0;
   PassIsa isa_;
-  float weights_[11];
+  float weights_[kSsimWindow];
   std::vector<float> buffer_;  // ring, filtered rows, per-row values (plane_pass_impl.h)
 };
 

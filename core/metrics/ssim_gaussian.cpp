@@ -8,12 +8,7 @@
 
 namespace h3p::metrics {
 
-GaussianSsim::GaussianSsim(int width, int height) : width_(width), height_(height) {
-  if (width < kSsimWindow || height < kSsimWindow) {
-    throw InputError("SSIM: frame " + std::to_string(width) + "x" + std::to_string(height) +
-                     " is smaller than the " + std::to_string(kSsimWindow) + "x" +
-                     std::to_string(kSsimWindow) + " window");
-  }
+void gaussian_window(float (&weights)[kSsimWindow]) {
   double total = 0;
   double raw[kSsimWindow];
   for (int k = 0; k < kSsimWindow; ++k) {
@@ -21,7 +16,16 @@ GaussianSsim::GaussianSsim(int width, int height) : width_(width), height_(heigh
     raw[k] = std::exp(-(d * d) / (2.0 * kSsimSigma * kSsimSigma));
     total += raw[k];
   }
-  for (int k = 0; k < kSsimWindow; ++k) weights_[k] = static_cast<float>(raw[k] / total);
+  for (int k = 0; k < kSsimWindow; ++k) weights[k] = static_cast<float>(raw[k] / total);
+}
+
+GaussianSsim::GaussianSsim(int width, int height) : width_(width), height_(height) {
+  if (width < kSsimWindow || height < kSsimWindow) {
+    throw InputError("SSIM: frame " + std::to_string(width) + "x" + std::to_string(height) +
+                     " is smaller than the " + std::to_string(kSsimWindow) + "x" +
+                     std::to_string(kSsimWindow) + " window");
+  }
+  gaussian_window(weights_);
   products_.resize(static_cast<std::size_t>(2 * kSsimWindow) * width);
   vertical_.resize(static_cast<std::size_t>(4) * width);
   filtered_.resize(static_cast<std::size_t>(4) * width);

@@ -13,6 +13,9 @@ namespace h3p::metrics {
 inline constexpr int kSsimWindow = 11;
 inline constexpr double kSsimSigma = 1.5;
 
+// The normalised 1-D Gaussian weights of the window (fp64 sums, rounded to fp32 once).
+void gaussian_window(float (&weights)[kSsimWindow]);
+
 // Scratch buffers for one plane size; one object per thread.
 class GaussianSsim {
  public:
