@@ -94,7 +94,6 @@ __global__ void __launch_bounds__(kRowThreads)
                                   float eps, Modulation mod, bf16* h, int64_t cols,
                                   bf16* x_copy) {
   const int64_t r = blockIdx.x;
-  const int vectors = static_cast<int>(cols / 8);
   const bf16* table = static_cast<const bf16*>(mod.table) + mod.rows[r] * mod.table_stride;
   bf16* xr = x + r * cols;
   Vec8 v[kMaxVectors];
@@ -138,7 +137,6 @@ __global__ void __launch_bounds__(kRowThreads)
     }
     out.store(h + r * cols + c);
   }
-  (void)vectors;
 }
 
 template <Rounding kMode>
