@@ -1,6 +1,7 @@
 // `h3parity compare`: candidate runs (or video files) against provider runs: per-frame,
 // per-step and summary metrics judged by the bounds fixed at generation; a terminal table,
 // JSON and Markdown. Exit 1 when any comparison fails its bounds.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -22,9 +23,11 @@
 
 namespace h3p::cli {
 
-compare::CompareParams base_compare_params(const std::string& contract, bool post_hoc,
+compare::CompareParams base_compare_params(const GlobalOptions& global,
+                                           const std::string& contract, bool post_hoc,
                                            int threads, const std::string& yuv) {
   compare::CompareParams params;
+  params.step_series = global.step_series;
   if (!contract.empty()) params.contract = contract::load_contract(contract);
   params.post_hoc = post_hoc;
   params.known_contracts.push_back(contract::parse_contract(
@@ -88,7 +91,7 @@ void add_compare(CLI::App& app, Action& action, const GlobalOptions& global) {
   cmd->callback([&action, &global, opt] {
     action = [&global, opt] {
       compare::CompareParams base =
-          base_compare_params(opt->contract, opt->post_hoc, opt->threads, opt->yuv);
+          base_compare_params(global, opt->contract, opt->post_hoc, opt->threads, opt->yuv);
       base.step_threshold = opt->threshold;
       base.work_dir = opt->work;
       std::vector<std::filesystem::path> candidates, providers;
@@ -99,6 +102,13 @@ void add_compare(CLI::App& app, Action& action, const GlobalOptions& global) {
         for (const auto& p : compare::expand_runs(c)) providers.push_back(p);
       }
       const auto pairs = compare::pair_sides(candidates, providers);
+      // Two runs have per-step series; an executable without them hands the command over.
+      if (!base.step_series && global.hand_over &&
+          std::any_of(pairs.begin(), pairs.end(), [](const auto& pair) {
+            return compare::is_run(pair.first) && compare::is_run(pair.second);
+          })) {
+        global.hand_over();
+      }
       std::vector<compare::Comparison> results;
       ProgressBar bar("compare", parse_progress_mode(global.progress));
       for (std::size_t i = 0; i < pairs.size(); ++i) {

@@ -140,7 +140,7 @@ void add_demo(CLI::App& app, Action& action, const GlobalOptions& global) {
       }
       std::vector<compare::Comparison> comparisons;
       for (uint64_t s : c.seeds) {
-        compare::CompareParams cp = base_compare_params("", false, 0, "swscale");
+        compare::CompareParams cp = base_compare_params(global, "", false, 0, "swscale");
         cp.provider = results[{"provider", s}].run_dir;
         cp.candidate = results[{opt->candidate, s}].run_dir;
         comparisons.push_back(compare::compare_pair(cp));
@@ -158,7 +158,7 @@ void add_demo(CLI::App& app, Action& action, const GlobalOptions& global) {
 #endif
       compare::ReportParams report;
       report.runs_root = opt->runs;
-      report.compare = base_compare_params("", false, 0, "swscale");
+      report.compare = base_compare_params(global, "", false, 0, "swscale");
       const compare::ReportResult written = compare::write_report(report);
       std::printf("wrote %s (SHA256SUMS beside it)\n", written.markdown.string().c_str());
       return 0;

@@ -33,7 +33,7 @@ void add_report(CLI::App& app, Action& action, const GlobalOptions& global) {
       compare::ReportParams params;
       params.runs_root = opt->runs;
       params.out_dir = opt->out;
-      params.compare = base_compare_params(opt->contract, opt->post_hoc, opt->threads, yuv);
+      params.compare = base_compare_params(global, opt->contract, opt->post_hoc, opt->threads, yuv);
       ProgressBar bar("report", parse_progress_mode(global.progress));
       params.progress = [&](double f, const std::string& what) { bar.update(f, what); };
       const compare::ReportResult r = compare::write_report(params);

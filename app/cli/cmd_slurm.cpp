@@ -87,10 +87,13 @@ std::string render(const std::string& text, const std::map<std::string, std::str
   return out + text.substr(last);
 }
 
+// The h3parity front next to this binary (h3parity-engine), which job scripts call.
 std::string self_path() {
   std::error_code error;
   const fs::path exe = fs::read_symlink("/proc/self/exe", error);
-  return error ? std::string("h3parity") : exe.string();
+  if (error) return "h3parity";
+  const fs::path front = exe.parent_path() / "h3parity";
+  return fs::exists(front) ? front.string() : exe.string();
 }
 
 // The values every template shares.

@@ -7,13 +7,19 @@
 #include <functional>
 #include <string>
 
+#include "core/metrics/compare/run_compare.h"
+
 namespace h3p::cli {
 
 using Action = std::function<int()>;
 
-// Options every command shares.
+// Options every command shares, and what the executable running them can do.
 struct GlobalOptions {
   std::string progress = "auto";  // auto | json | none
+  // compare's per-step series: set by h3parity-engine (LibTorch); empty in the front.
+  compare::StepSeries step_series;
+  // Set by the front: re-executes this command line in h3parity-engine; does not return.
+  std::function<void()> hand_over;
 };
 
 void add_init_model(CLI::App& app, Action& action, const GlobalOptions& global);

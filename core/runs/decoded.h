@@ -8,9 +8,8 @@
 //   decoded/frames.json        {"format": "rgb24", "width", "height", "frames", "fps",
 //                               "frame_bytes", "source"}: written last, it marks the set complete
 // The same frames.rgb + frames.json (+ audio.safetensors) form holds a video file decoded for
-// `compare`, without video.safetensors. Every file is written atomically.
-#include <ATen/core/Tensor.h>
-
+// `compare`, without video.safetensors. Every file is written atomically. Torch-free: writing
+// from tensors is decoded_write.h.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -37,12 +36,8 @@ struct FramesHeader {
   std::size_t frame_bytes() const { return static_cast<std::size_t>(width) * height * 3; }
 };
 
-// Writes all four files of a run's decoded outputs. video: (1, 3, F, H, W) float in [0, 1]
-// (values outside are stored as given in video.safetensors and clamped in frames.rgb);
-// audio: (1, 2, S) float, or undefined for none. Throws InputError naming the argument on a
-// bad shape or value (fps, sample_rate <= 0) and naming the file on an I/O failure.
-void write_decoded(const RunPaths& paths, const at::Tensor& video, const at::Tensor& audio,
-                   int fps, int sample_rate, FramePrecision precision = FramePrecision::f16);
+// Creates `dir` and its parents; throws InputError naming it on failure.
+void create_decoded_dir(const std::filesystem::path& dir);
 
 // Writes frames.rgb (from interleaved RGB bytes, F x H x W x 3) and frames.json into `dir`.
 void write_raw_frames(const std::filesystem::path& dir, const FramesHeader& header,
@@ -51,9 +46,6 @@ void write_raw_frames(const std::filesystem::path& dir, const FramesHeader& head
 // Writes `audio` (channels x samples, planar fp32) as dir/audio.safetensors.
 void write_decoded_audio(const std::filesystem::path& dir, const float* audio, int channels,
                          std::int64_t samples, int sample_rate);
-
-// Quantises (1, 3, F, H, W) frames in [0, 1] to F x H x W x 3 bytes (the frames.rgb rule).
-std::vector<std::uint8_t> quantise_frames(const at::Tensor& video);
 
 // Decoded outputs opened for reading: frames.rgb memory-mapped, video.safetensors mapped when
 // present, audio loaded. Move-only.

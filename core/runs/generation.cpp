@@ -20,7 +20,7 @@
 #include "core/ops/provider_ops.h"
 #include "core/runs/gate.h"
 #include "core/model/decoder.h"
-#include "core/runs/decoded.h"
+#include "core/runs/decoded_write.h"
 #include "core/runs/environment.h"
 #include "core/runs/identity.h"
 #include "core/runs/manifest.h"

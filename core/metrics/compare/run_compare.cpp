@@ -1,7 +1,4 @@
-#include "core/io/atomic_file.h"
 #include "core/metrics/compare/run_compare.h"
-
-#include <ATen/ATen.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,17 +6,15 @@
 #include <sstream>
 
 #include "core/common/error.h"
-#include "core/io/aten_bridge.h"
+#include "core/io/atomic_file.h"
+#include "core/io/safetensors.h"
 #include "core/runs/comparable.h"
 #include "core/runs/decoded.h"
 #include "core/runs/manifest.h"
-#include "core/runs/run_reader.h"
 
 namespace h3p::compare {
 namespace fs = std::filesystem;
 namespace {
-
-bool is_run(const fs::path& p) { return fs::is_directory(p) && fs::exists(p / "manifest.json"); }
 
 // A temporary directory removed with the object.
 class TempDir {
@@ -112,48 +107,6 @@ void check_shapes(const runs::DecodedClip& c, const runs::DecodedClip& p, bool e
   }
 }
 
-void step_series(Comparison& out, const fs::path& candidate, const fs::path& provider,
-                 const CompareParams& params) {
-  runs::RunReader p = runs::RunReader::open(provider);
-  runs::RunReader c = runs::RunReader::open(candidate);
-  const int steps = std::min(p.saved_steps(), c.saved_steps());
-  if (p.saved_steps() != c.saved_steps()) {
-    out.notes.push_back("saved steps differ (candidate " + std::to_string(c.saved_steps()) +
-                        ", provider " + std::to_string(p.saved_steps()) + "): per-step series "
-                        "over the first " + std::to_string(steps));
-  }
-  for (int k = 0; k < steps; ++k) {
-    if (params.progress) params.progress(0.5 * k / std::max(1, steps), "step " + std::to_string(k));
-    const runs::RunReader::Step ps = p.step(k);
-    const runs::RunReader::Step cs = c.step(k);
-    StepRow row;
-    row.step = k;
-    row.video = metrics::diff_tensors(cs.saved.sample, ps.saved.sample, "step sample");
-    row.audio = metrics::diff_tensors(cs.saved.audio_sample, ps.saved.audio_sample,
-                                      "step audio_sample");
-    row.video_latent = metrics::diff_tensors(cs.inputs.hidden_states, ps.inputs.hidden_states,
-                                             "step hidden_states");
-    row.audio_latent = metrics::diff_tensors(cs.inputs.audio_hidden_states,
-                                             ps.inputs.audio_hidden_states,
-                                             "step audio_hidden_states");
-    if (out.first_step_over < 0 &&
-        (row.video.rel_l2 > params.step_threshold || row.audio.rel_l2 > params.step_threshold)) {
-      out.first_step_over = k;
-    }
-    out.steps.push_back(row);
-  }
-  const fs::path pl = runs::RunPaths(provider).latents();
-  const fs::path cl = runs::RunPaths(candidate).latents();
-  if (fs::exists(pl) && fs::exists(cl)) {
-    const io::SafetensorsFile pf = io::SafetensorsFile::open(pl);
-    const io::SafetensorsFile cf = io::SafetensorsFile::open(cl);
-    out.final_video_latents = metrics::diff_tensors(io::load_tensor(cf, "latents"),
-                                                    io::load_tensor(pf, "latents"), "latents");
-    out.final_audio_latents = metrics::diff_tensors(
-        io::load_tensor(cf, "audio_latents"), io::load_tensor(pf, "audio_latents"), "audio_latents");
-  }
-}
-
 }  // namespace
 
 std::string CompareParams::describe() const {
@@ -238,7 +191,11 @@ Comparison compare_pair(const CompareParams& params) {
 
   // 4. Per-step series, then the pixels and audio.
   if (cand.info.kind == "run" && prov.info.kind == "run") {
-    step_series(out, params.candidate, params.provider, params);
+    if (params.step_series) {
+      params.step_series(out, params);
+    } else {
+      out.notes.push_back("per-step series not computed: this executable has no LibTorch");
+    }
   }
   if (params.progress) params.progress(0.5, "pixels and audio");
   out.clip = metrics::compare_clips(cview, pview, params.clip);
@@ -246,6 +203,10 @@ Comparison compare_pair(const CompareParams& params) {
   if (out.bounds.bounds) out.failures = bound_failures(out.clip, *out.bounds.bounds);
   if (params.progress) params.progress(1.0, "done");
   return out;
+}
+
+bool is_run(const fs::path& path) {
+  return fs::is_directory(path) && fs::exists(path / "manifest.json");
 }
 
 std::vector<fs::path> expand_runs(const fs::path& path) {

@@ -15,7 +15,7 @@
 #include "core/contract/contract.h"
 #include "core/metrics/clip_compare.h"
 #include "core/metrics/compare/bounds_check.h"
-#include "core/metrics/tensor_diff.h"
+#include "core/metrics/tensor_diff_result.h"
 
 namespace h3p::compare {
 
@@ -23,6 +23,13 @@ namespace h3p::compare {
 // resampled to `sample_rate` when > 0). Supplied by h3p_media; empty in a build without it.
 using VideoDecoder = std::function<void(const std::filesystem::path& video,
                                         const std::filesystem::path& out_dir, int sample_rate)>;
+
+struct CompareParams;
+struct Comparison;
+
+// Fills the per-step series of a comparison of two runs (step_series.h supplies the LibTorch
+// one); compare_pair leaves them out, with a note, when this is empty.
+using StepSeries = std::function<void(Comparison& out, const CompareParams& params)>;
 
 struct CompareParams {
   std::filesystem::path candidate;  // run directory, decoded directory or video file
@@ -33,6 +40,7 @@ struct CompareParams {
   bool post_hoc = false;            // allow a contract of another digest (reported as post-hoc)
   std::vector<contract::Contract> known_contracts;  // compiled-in contracts
   VideoDecoder decode_video;
+  StepSeries step_series;
   std::filesystem::path work_dir;   // where video files are decoded (a fresh temp dir if empty)
   std::function<void(double, const std::string&)> progress;
   // One "key: value" per line.
@@ -72,6 +80,9 @@ struct Comparison {
 
 // Compares one pair. Throws InputError when the sides cannot be read or are not comparable.
 Comparison compare_pair(const CompareParams& params);
+
+// Whether `path` is a run directory (it holds manifest.json).
+bool is_run(const std::filesystem::path& path);
 
 // Expands a path into runs: a run directory (manifest.json) stays itself; a directory whose
 // seed-*/ subdirectories are runs gives those, sorted by seed; anything else stays as given.

@@ -19,7 +19,7 @@
 #include "core/media/video_decode.h"
 #include "core/media/yuv_swscale.h"
 #include "core/metrics/clip_compare.h"
-#include "core/runs/decoded.h"
+#include "core/runs/decoded_write.h"
 
 using namespace h3p;
 namespace fs = std::filesystem;

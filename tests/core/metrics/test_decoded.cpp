@@ -11,7 +11,7 @@
 #include "core/common/error.h"
 #include "core/metrics/compare/compare_output.h"
 #include "core/metrics/compare/run_compare.h"
-#include "core/runs/decoded.h"
+#include "core/runs/decoded_write.h"
 
 using namespace h3p;
 namespace fs = std::filesystem;
