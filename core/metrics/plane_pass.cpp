@@ -67,11 +67,15 @@ PassIsa best_pass_isa() {
   static const PassIsa best = [] {
 #if defined(__x86_64__)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+    // Both vector paths use FMA3 (the 256-bit and scalar forms too), checked explicitly.
+    const bool fma = __builtin_cpu_supports("fma");
+    if (fma && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl")) {
       return PassIsa::avx512;
     }
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return PassIsa::avx2;
+    if (fma && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) {
+      return PassIsa::avx2;
+    }
 #endif
     return PassIsa::scalar;
   }();

@@ -1,5 +1,6 @@
 // The AVX-512 path of plane_pass.h: plane_pass_impl.h over 16 fp32 lanes (compiled with
-// -mavx512f -mavx512bw -mavx512vl; no FMA, so products and sums round as in the portable path).
+// -mavx512f -mavx512bw -mavx512vl -mfma; FMA only where plane_pass_impl.h asks for it, which
+// rounds once like the portable path's fmaf).
 // GCC 12 reports the deliberately undefined upper halves inside its own AVX-512 intrinsics.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
@@ -19,6 +20,7 @@ struct Avx512Lanes {
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
   static V div(V a, V b) { return _mm512_div_ps(a, b); }
+  static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V load_half(const std::uint16_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
