@@ -17,10 +17,6 @@
 namespace h3p::metrics::pass_kernel {
 namespace {
 
-constexpr int kRing = 16;       // ring rows per quantity (>= 11 + kBlock - 1, a power of two)
-constexpr int kBlock = 4;       // output rows filtered vertically together
-constexpr int kQuantities = 4;  // a, b, a² + b², a·b
-
 struct ScalarLanes {
   static constexpr int kLanes = 1;
   using V = float;
@@ -212,7 +208,7 @@ void run_pass(const Args& args, Out& out) {
   float* ring = args.buffer;                                      // [q][kRing][stride]
   float* filtered = ring + kQuantities * kRing * stride;          // [kBlock][q][kChunkStride]
   float* bytes = filtered + kBlock * kQuantities * kChunkStride;  // 8-bit sources as fp32
-  float* e2 = bytes + 4 * stride;
+  float* e2 = bytes + kByteRows * stride;
   float* t2 = e2 + stride;
   float* values = t2 + stride;
   auto ring_row = [&](int q, int row) { return ring + (q * kRing + (row & (kRing - 1))) * stride; };
