@@ -10,7 +10,10 @@ namespace {
 
 struct Avx2Lanes {
   static constexpr int kLanes = 8;
+  static constexpr unsigned kShiftTaps = 0;
   using V = __m256;
+  template <int K>
+  static V shift(V, V);
   static V load(const float* p) { return _mm256_loadu_ps(p); }
   static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   static V set1(float x) { return _mm256_set1_ps(x); }

@@ -19,7 +19,10 @@ namespace {
 
 struct ScalarLanes {
   static constexpr int kLanes = 1;
+  static constexpr unsigned kShiftTaps = 0;  // horizontal taps taken by shifting (tap())
   using V = float;
+  template <int K>
+  static V shift(V, V);  // never used (kShiftTaps == 0)
   static V load(const float* p) { return *p; }
   static void store(float* p, V v) { *p = v; }
   static V set1(float x) { return x; }
@@ -162,15 +165,32 @@ void vertical(const float* const* rows, const float* w, float* const* out, int x
   }
 }
 
+// Tap k of the horizontal sum at p: in[p + k], loaded, or (taps in T::kShiftTaps, p
+// vector-aligned) taken from the aligned vectors lo = in[p ..] and hi = in[p + kLanes ..],
+// which trades a load that splits a cache line for one shuffle.
+template <class T, int K>
+typename T::V tap(const float* p, const typename T::V& lo, const typename T::V& hi) {
+  if constexpr (K == 0) {
+    return lo;
+  } else if constexpr (((T::kShiftTaps >> K) & 1) != 0) {
+    return T::template shift<K>(lo, hi);
+  } else {
+    return T::load(p + K);
+  }
+}
+
 // The symmetric 11-tap sum of in[0 .. 10] (gaussian_horizontal).
 template <class T>
 typename T::V horizontal_at(const float* p, const typename T::V* w) {
-  typename T::V s = T::mul(w[5], T::load(p + 5));
-  s = T::fma(w[0], T::add(T::load(p), T::load(p + 10)), s);
-  s = T::fma(w[1], T::add(T::load(p + 1), T::load(p + 9)), s);
-  s = T::fma(w[2], T::add(T::load(p + 2), T::load(p + 8)), s);
-  s = T::fma(w[3], T::add(T::load(p + 3), T::load(p + 7)), s);
-  return T::fma(w[4], T::add(T::load(p + 4), T::load(p + 6)), s);
+  using V = typename T::V;
+  const V lo = T::load(p);
+  const V hi = T::kShiftTaps != 0 ? T::load(p + T::kLanes) : lo;
+  V s = T::mul(w[5], tap<T, 5>(p, lo, hi));
+  s = T::fma(w[0], T::add(lo, tap<T, 10>(p, lo, hi)), s);
+  s = T::fma(w[1], T::add(tap<T, 1>(p, lo, hi), tap<T, 9>(p, lo, hi)), s);
+  s = T::fma(w[2], T::add(tap<T, 2>(p, lo, hi), tap<T, 8>(p, lo, hi)), s);
+  s = T::fma(w[3], T::add(tap<T, 3>(p, lo, hi), tap<T, 7>(p, lo, hi)), s);
+  return T::fma(w[4], T::add(tap<T, 4>(p, lo, hi), tap<T, 6>(p, lo, hi)), s);
 }
 
 // SSIM values of one output row over [x0, x1) from the vertically filtered rows (ssim_row):
