@@ -1,5 +1,6 @@
 #include "core/metrics/pixel_kernels.h"
 
+#include <cmath>
 #include <cstring>
 
 // Every kernel is cloned for these levels; the loader picks the best one the CPU has.
@@ -91,9 +92,12 @@ H3P_CLONES void gaussian_vertical(const float* const rows[11], const float w[11]
   const float* __restrict r10 = rows[10];
   const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5];
   for (int x = 0; x < n; ++x) {
-    out[x] = w5 * r5[x] + (((w0 * (r0[x] + r10[x]) + w1 * (r1[x] + r9[x])) +
-                            (w2 * (r2[x] + r8[x]) + w3 * (r3[x] + r7[x]))) +
-                           w4 * (r4[x] + r6[x]));
+    float s = w5 * r5[x];
+    s = std::fma(w0, r0[x] + r10[x], s);
+    s = std::fma(w1, r1[x] + r9[x], s);
+    s = std::fma(w2, r2[x] + r8[x], s);
+    s = std::fma(w3, r3[x] + r7[x], s);
+    out[x] = std::fma(w4, r4[x] + r6[x], s);
   }
 }
 
@@ -102,16 +106,19 @@ H3P_CLONES void gaussian_horizontal(const float* __restrict in, const float w[11
   const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5];
   for (int x = 0; x < n; ++x) {
     const float* p = in + x;
-    out[x] = w5 * p[5] + (((w0 * (p[0] + p[10]) + w1 * (p[1] + p[9])) +
-                           (w2 * (p[2] + p[8]) + w3 * (p[3] + p[7]))) +
-                          w4 * (p[4] + p[6]));
+    float s = w5 * p[5];
+    s = std::fma(w0, p[0] + p[10], s);
+    s = std::fma(w1, p[1] + p[9], s);
+    s = std::fma(w2, p[2] + p[8], s);
+    s = std::fma(w3, p[3] + p[7], s);
+    out[x] = std::fma(w4, p[4] + p[6], s);
   }
 }
 
 H3P_CLONES void second_moments(const float* __restrict a, const float* __restrict b,
                                float* __restrict squares, float* __restrict cross, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
-    squares[i] = a[i] * a[i] + b[i] * b[i];
+    squares[i] = std::fma(a[i], a[i], b[i] * b[i]);
     cross[i] = a[i] * b[i];
   }
 }
@@ -121,8 +128,8 @@ H3P_CLONES double ssim_row(const float* __restrict mu_a, const float* __restrict
                            float c1, float c2, float* __restrict scratch, int n) {
   for (int x = 0; x < n; ++x) {
     const float ma = mu_a[x], mb = mu_b[x];
-    const float mab = ma * mb, msq = ma * ma + mb * mb;
-    const float num = (2.0f * mab + c1) * (2.0f * (e_cross[x] - mab) + c2);
+    const float mab = ma * mb, msq = std::fma(ma, ma, mb * mb);
+    const float num = std::fma(2.0f, mab, c1) * std::fma(2.0f, e_cross[x] - mab, c2);
     const float den = (msq + c1) * ((e_squares[x] - msq) + c2);
     scratch[x] = num / den;
   }

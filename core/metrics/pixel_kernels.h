@@ -1,8 +1,9 @@
 #pragma once
 // Hot loops of the pixel metrics, compiled for several x86-64 levels (AVX-512, AVX2, baseline)
-// and chosen at load time. Plain fp32 arithmetic in a fixed order (no FMA contraction), so
-// every level gives the same per-element values; only the order of double-precision partial
-// sums may differ between levels.
+// and chosen at load time. fp32 arithmetic in a fixed order, with fused multiply-adds
+// (std::fma, rounded once) exactly where written below and no other contraction, so every
+// level gives the same per-element values (the baseline's fmaf is correctly rounded like the
+// FMA instructions); only the order of double-precision partial sums may differ between levels.
 #include <cstddef>
 #include <cstdint>
 
@@ -19,19 +20,20 @@ void rgb_channel_to_float(const std::uint8_t* rgb, int channel, float* out, std:
 double error_sse(const float* a, const float* b, float* err, const float* prev_err,
                  double* temporal_sse, std::size_t n);
 
-// out[x] = Σ_k w[k] · rows[k][x], k = 0..10, evaluated as w5·r5 + Σ_{k<5} w_k·(r_k + r_{10-k})
-// (the weights are symmetric).
+// out[x] = Σ_k w[k] · rows[k][x], k = 0..10, evaluated as s = w5·r5, then for k = 0..4
+// s = fma(w_k, r_k + r_{10-k}, s) (the weights are symmetric).
 void gaussian_vertical(const float* const rows[11], const float w[11], float* out, int n);
 
 // out[x] = Σ_k w[k] · in[x + k], k = 0..10, symmetric as above; `in` holds n + 10 values.
 void gaussian_horizontal(const float* in, const float w[11], float* out, int n);
 
-// squares[i] = a[i]·a[i] + b[i]·b[i]; cross[i] = a[i]·b[i].
+// squares[i] = fma(a[i], a[i], b[i]·b[i]); cross[i] = a[i]·b[i].
 void second_moments(const float* a, const float* b, float* squares, float* cross, std::size_t n);
 
 // Σ_x SSIM(x) over one row from the Gaussian-weighted means μa, μb and moments E[a² + b²],
 // E[ab], in double: ((2·μa·μb + c1)(2·(E[ab] - μa·μb) + c2)) /
-// ((μa² + μb² + c1)((E[a² + b²] - (μa² + μb²)) + c2)). Exactly 1 where a == b.
+// ((μa² + μb² + c1)((E[a² + b²] - (μa² + μb²)) + c2)), with μa² + μb² = fma(μa, μa, μb·μb) and
+// the two 2·x + c as fma (exact doubling, so only one rounding is saved). Exactly 1 where a == b.
 double ssim_row(const float* mu_a, const float* mu_b, const float* e_squares, const float* e_cross,
                 float c1, float c2, float* scratch, int n);
 

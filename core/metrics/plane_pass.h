@@ -5,9 +5,10 @@
 // of 8-bit RGB / 255), kept in a ring that stays in the L2 cache, filtered vertically four
 // output rows at a time and horizontally in the same sweep. Explicit AVX-512 and AVX2 paths
 // and a portable one, chosen at runtime; every path evaluates the same fp32 expressions in the
-// same order as pixel_kernels.h (no FMA) and adds the double sums in the same lanes and order,
-// so all paths give bit-identical results, equal to GaussianSsim::plane and
-// kernels::error_sse.
+// same order as pixel_kernels.h, with fused multiply-adds at the same places (the vector FMA
+// instructions and the portable path's correctly rounded fmaf round identically), and adds the
+// double sums in the same lanes and order, so all paths give bit-identical results, equal to
+// GaussianSsim::plane and kernels::error_sse.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -22,7 +23,8 @@ enum class PassIsa { scalar, avx2, avx512 };
 // "scalar", "avx2" or "avx512".
 const char* pass_isa_name(PassIsa isa);
 
-// The highest path this CPU runs (avx2 needs AVX2 + F16C; avx512 needs AVX-512 F/BW/VL).
+// The highest path this CPU runs (avx2 needs AVX2 + F16C + FMA3; avx512 needs AVX-512 F/BW/VL
+// and FMA3).
 PassIsa best_pass_isa();
 
 // The path used by default: best_pass_isa(), lowered by the environment variable

@@ -1,5 +1,6 @@
 // The AVX2 path of plane_pass.h: plane_pass_impl.h over 8 fp32 lanes (compiled with -mavx2
-// -mf16c; no FMA, so products and sums round as in the portable path).
+// -mf16c -mfma; FMA only where plane_pass_impl.h asks for it, which rounds once like the
+// portable path's fmaf).
 #include <immintrin.h>
 
 #include "core/metrics/plane_pass_impl.h"
@@ -9,7 +10,10 @@ namespace {
 
 struct Avx2Lanes {
   static constexpr int kLanes = 8;
+  static constexpr unsigned kShiftTaps = 0;
   using V = __m256;
+  template <int K>
+  static V shift(V, V);
   static V load(const float* p) { return _mm256_loadu_ps(p); }
   static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   static V set1(float x) { return _mm256_set1_ps(x); }
@@ -17,6 +21,7 @@ struct Avx2Lanes {
   static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
   static V div(V a, V b) { return _mm256_div_ps(a, b); }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   static V load_half(const std::uint16_t* p) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }

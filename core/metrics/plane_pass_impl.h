@@ -17,13 +17,12 @@
 namespace h3p::metrics::pass_kernel {
 namespace {
 
-constexpr int kRing = 16;       // ring rows per quantity (>= 11 + kBlock - 1, a power of two)
-constexpr int kBlock = 4;       // output rows filtered vertically together
-constexpr int kQuantities = 4;  // a, b, a² + b², a·b
-
 struct ScalarLanes {
   static constexpr int kLanes = 1;
+  static constexpr unsigned kShiftTaps = 0;  // horizontal taps taken by shifting (tap())
   using V = float;
+  template <int K>
+  static V shift(V, V);  // never used (kShiftTaps == 0)
   static V load(const float* p) { return *p; }
   static void store(float* p, V v) { *p = v; }
   static V set1(float x) { return x; }
@@ -31,6 +30,8 @@ struct ScalarLanes {
   static V sub(V a, V b) { return a - b; }
   static V mul(V a, V b) { return a * b; }
   static V div(V a, V b) { return a / b; }
+  // a·b + c rounded once (correctly rounded: the same bits as the vector FMA instructions).
+  static V fma(V a, V b, V c) { return __builtin_fmaf(a, b, c); }
   static V load_half(const std::uint16_t* p) {
     _Float16 h;
     std::memcpy(&h, p, sizeof h);
@@ -119,7 +120,7 @@ void produce_columns(const Row& ra, const Row& rb, const Row* rpa, const Row* rp
     const V va = load_row<T>(ra, x), vb = load_row<T>(rb, x);
     T::store(o.a + x, va);
     T::store(o.b + x, vb);
-    T::store(o.squares + x, T::add(T::mul(va, va), T::mul(vb, vb)));
+    T::store(o.squares + x, T::fma(va, va, T::mul(vb, vb)));
     T::store(o.cross + x, T::mul(va, vb));
     const V e = T::sub(va, vb);
     const V ee = T::mul(e, e);
@@ -153,25 +154,43 @@ void vertical(const float* const* rows, const float* w, float* const* out, int x
 #pragma GCC unroll 4
     for (int j = 0; j < R; ++j) {
       const V* p = r + j;
-      const V s = T::add(
-          T::mul(w5, p[5]),
-          T::add(T::add(T::add(T::mul(w0, T::add(p[0], p[10])), T::mul(w1, T::add(p[1], p[9]))),
-                        T::add(T::mul(w2, T::add(p[2], p[8])), T::mul(w3, T::add(p[3], p[7])))),
-                 T::mul(w4, T::add(p[4], p[6]))));
+      V s = T::mul(w5, p[5]);
+      s = T::fma(w0, T::add(p[0], p[10]), s);
+      s = T::fma(w1, T::add(p[1], p[9]), s);
+      s = T::fma(w2, T::add(p[2], p[8]), s);
+      s = T::fma(w3, T::add(p[3], p[7]), s);
+      s = T::fma(w4, T::add(p[4], p[6]), s);
       T::store(out[j] + x, s);
     }
+  }
+}
+
+// Tap k of the horizontal sum at p: in[p + k], loaded, or (taps in T::kShiftTaps, p
+// vector-aligned) taken from the aligned vectors lo = in[p ..] and hi = in[p + kLanes ..],
+// which trades a load that splits a cache line for one shuffle.
+template <class T, int K>
+typename T::V tap(const float* p, const typename T::V& lo, const typename T::V& hi) {
+  if constexpr (K == 0) {
+    return lo;
+  } else if constexpr (((T::kShiftTaps >> K) & 1) != 0) {
+    return T::template shift<K>(lo, hi);
+  } else {
+    return T::load(p + K);
   }
 }
 
 // The symmetric 11-tap sum of in[0 .. 10] (gaussian_horizontal).
 template <class T>
 typename T::V horizontal_at(const float* p, const typename T::V* w) {
-  return T::add(T::mul(w[5], T::load(p + 5)),
-                T::add(T::add(T::add(T::mul(w[0], T::add(T::load(p), T::load(p + 10))),
-                                     T::mul(w[1], T::add(T::load(p + 1), T::load(p + 9)))),
-                              T::add(T::mul(w[2], T::add(T::load(p + 2), T::load(p + 8))),
-                                     T::mul(w[3], T::add(T::load(p + 3), T::load(p + 7))))),
-                       T::mul(w[4], T::add(T::load(p + 4), T::load(p + 6)))));
+  using V = typename T::V;
+  const V lo = T::load(p);
+  const V hi = T::kShiftTaps != 0 ? T::load(p + T::kLanes) : lo;
+  V s = T::mul(w[5], tap<T, 5>(p, lo, hi));
+  s = T::fma(w[0], T::add(lo, tap<T, 10>(p, lo, hi)), s);
+  s = T::fma(w[1], T::add(tap<T, 1>(p, lo, hi), tap<T, 9>(p, lo, hi)), s);
+  s = T::fma(w[2], T::add(tap<T, 2>(p, lo, hi), tap<T, 8>(p, lo, hi)), s);
+  s = T::fma(w[3], T::add(tap<T, 3>(p, lo, hi), tap<T, 7>(p, lo, hi)), s);
+  return T::fma(w[4], T::add(tap<T, 4>(p, lo, hi), tap<T, 6>(p, lo, hi)), s);
 }
 
 // SSIM values of one output row over [x0, x1) from the vertically filtered rows (ssim_row):
@@ -189,9 +208,8 @@ void horizontal_ssim(const float* const* v, const float* weights, float c1, floa
     const V e_squares = horizontal_at<T>(v[2] + x, w);
     const V e_cross = horizontal_at<T>(v[3] + x, w);
     const V mab = T::mul(ma, mb);
-    const V msq = T::add(T::mul(ma, ma), T::mul(mb, mb));
-    const V num =
-        T::mul(T::add(T::mul(two, mab), vc1), T::add(T::mul(two, T::sub(e_cross, mab)), vc2));
+    const V msq = T::fma(ma, ma, T::mul(mb, mb));
+    const V num = T::mul(T::fma(two, mab, vc1), T::fma(two, T::sub(e_cross, mab), vc2));
     const V den = T::mul(T::add(msq, vc1), T::add(T::sub(e_squares, msq), vc2));
     const V value = T::div(num, den);
     if constexpr (kFused) {
@@ -210,7 +228,7 @@ void run_pass(const Args& args, Out& out) {
   float* ring = args.buffer;                                      // [q][kRing][stride]
   float* filtered = ring + kQuantities * kRing * stride;          // [kBlock][q][kChunkStride]
   float* bytes = filtered + kBlock * kQuantities * kChunkStride;  // 8-bit sources as fp32
-  float* e2 = bytes + 4 * stride;
+  float* e2 = bytes + kByteRows * stride;
   float* t2 = e2 + stride;
   float* values = t2 + stride;
   auto ring_row = [&](int q, int row) { return ring + (q * kRing + (row & (kRing - 1))) * stride; };

@@ -22,7 +22,7 @@ struct Args {
   const float* weights;       // 11 normalised Gaussian weights
   const float* byte_scale;    // 256 values: i / 255.0f
   Side a, b, prev_a, prev_b;
-  float* buffer;  // buffer_floats(width) floats
+  float* buffer;  // buffer_floats(width) floats, 64-byte aligned
 };
 
 struct Out {
@@ -34,10 +34,19 @@ struct Out {
 constexpr int kChunk = 256;
 constexpr int kChunkStride = kChunk + 32;
 
-// Floats of scratch one pass over planes of this width needs (plane_pass_impl.h run_pass).
+constexpr int kBlock = 4;       // output rows filtered vertically together
+constexpr int kRing = 16;       // ring rows per quantity (>= 11 + kBlock - 1, a power of two)
+constexpr int kQuantities = 4;  // a, b, a² + b², a·b
+constexpr int kByteRows = 4;    // rows of 8-bit sources converted to fp32 (a, b, prev_a, prev_b)
+static_assert(kRing >= 10 + kBlock && (kRing & (kRing - 1)) == 0);
+
+// Floats of scratch one pass over planes of this width needs (plane_pass_impl.h run_pass):
+// the ring, the filtered chunk rows, the byte rows, e2, t2 and one row of SSIM values. Every
+// row starts a multiple of 16 floats from `Args::buffer`.
 inline std::size_t buffer_floats(int width) {
   const std::size_t stride = (static_cast<std::size_t>(width) + 15) / 16 * 16;
-  return 71 * stride + 16 * kChunkStride;
+  return (kQuantities * kRing + kByteRows + 3) * stride +
+         static_cast<std::size_t>(kBlock) * kQuantities * kChunkStride;
 }
 
 void run_scalar(const Args& args, Out& out);
