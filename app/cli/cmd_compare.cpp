@@ -1,7 +1,6 @@
 // `h3parity compare`: candidate runs (or video files) against provider runs: per-frame,
 // per-step and summary metrics judged by the bounds fixed at generation; a terminal table,
 // JSON and Markdown. Exit 1 when any comparison fails its bounds.
-#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -49,6 +48,32 @@ compare::CompareParams base_compare_params(const GlobalOptions& global,
   return params;
 }
 
+namespace {
+
+// Whether this executable lacks what comparing `pairs` needs: per-step series (two runs) or
+// FFmpeg (a video file, or --yuv libswscale).
+bool lacks_for(const std::vector<std::pair<std::filesystem::path, std::filesystem::path>>& pairs,
+               const std::string& yuv, const GlobalOptions& global) {
+#ifdef H3P_HAVE_MEDIA
+  constexpr bool kMedia = true;
+#else
+  constexpr bool kMedia = false;
+#endif
+  if (!kMedia && yuv == "libswscale") return true;
+  for (const auto& [candidate, provider] : pairs) {
+    if (!global.step_series && compare::is_run(candidate) && compare::is_run(provider)) {
+      return true;
+    }
+    if (!kMedia && (std::filesystem::is_regular_file(candidate) ||
+                    std::filesystem::is_regular_file(provider))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 void add_compare(CLI::App& app, Action& action, const GlobalOptions& global) {
   struct Options {
     std::vector<std::string> candidates, providers;
@@ -90,10 +115,6 @@ void add_compare(CLI::App& app, Action& action, const GlobalOptions& global) {
   cmd->add_option("--work", opt->work, "keep video files decoded here (default: a temporary directory)");
   cmd->callback([&action, &global, opt] {
     action = [&global, opt] {
-      compare::CompareParams base =
-          base_compare_params(global, opt->contract, opt->post_hoc, opt->threads, opt->yuv);
-      base.step_threshold = opt->threshold;
-      base.work_dir = opt->work;
       std::vector<std::filesystem::path> candidates, providers;
       for (const auto& c : opt->candidates) {
         for (const auto& p : compare::expand_runs(c)) candidates.push_back(p);
@@ -102,13 +123,11 @@ void add_compare(CLI::App& app, Action& action, const GlobalOptions& global) {
         for (const auto& p : compare::expand_runs(c)) providers.push_back(p);
       }
       const auto pairs = compare::pair_sides(candidates, providers);
-      // Two runs have per-step series; an executable without them hands the command over.
-      if (!base.step_series && global.hand_over &&
-          std::any_of(pairs.begin(), pairs.end(), [](const auto& pair) {
-            return compare::is_run(pair.first) && compare::is_run(pair.second);
-          })) {
-        global.hand_over();
-      }
+      if (global.hand_over && lacks_for(pairs, opt->yuv, global)) global.hand_over();
+      compare::CompareParams base =
+          base_compare_params(global, opt->contract, opt->post_hoc, opt->threads, opt->yuv);
+      base.step_threshold = opt->threshold;
+      base.work_dir = opt->work;
       std::vector<compare::Comparison> results;
       ProgressBar bar("compare", parse_progress_mode(global.progress));
       for (std::size_t i = 0; i < pairs.size(); ++i) {

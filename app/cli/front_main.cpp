@@ -1,7 +1,8 @@
-// h3parity: the command users run. `compare` of decoded clips and video files runs here, in a
-// process that never loads LibTorch (whose start-up alone costs ~0.3 s of a 1 s compare);
-// every other command, and compare of runs (their per-step series replay the sampler), is
-// handed to h3parity-engine next to this binary by exec: same process, arguments and signals.
+// h3parity: the command users run. `compare` of decoded clips runs here, in a process that
+// loads neither LibTorch (whose start-up alone costs ~0.3 s of a 1 s compare) nor FFmpeg;
+// every other command, compare of runs (their per-step series replay the sampler) and of video
+// files (decoded by FFmpeg) is handed to h3parity-engine next to this binary by exec: same
+// process, arguments and signals.
 #include <unistd.h>
 
 #include <cerrno>

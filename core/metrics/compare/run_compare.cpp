@@ -161,8 +161,8 @@ Comparison compare_pair(const CompareParams& params) {
     const auto it = f.metadata().find("sample_rate");
     return it == f.metadata().end() ? 0 : std::atoi(it->second.c_str());
   };
-  decode(prov, "provider", rate_of(cand));
-  decode(cand, "candidate", rate_of(prov));
+  if (prov.info.kind == "video") decode(prov, "provider", rate_of(cand));
+  if (cand.info.kind == "video") decode(cand, "candidate", rate_of(prov));
   if (cand.info.kind != "run" || prov.info.kind != "run") {
     out.notes.push_back("a side is not a run: only pixel and audio metrics are computed (no "
                         "per-step series, no initial-noise check)");
