@@ -39,6 +39,16 @@ class Worker {
 
   const YuvConverter& converter() const { return *converter_; }
 
+  // After frame f: tells both sides' done_with of the pixels and planes of every frame whose
+  // last reader this run was. `readers[g]` counts the runs still to read frame g: its own, the
+  // next one's (the temporal term reads the previous frame) and the previous one's (an
+  // odd-width yuv420p conversion reads the pixel after its last row).
+  void finished(int f, std::vector<std::atomic<int>>& readers) const {
+    for (int g = std::max(0, f - 1); g <= std::min(f + 1, a_.frames - 1); ++g) {
+      if (readers[g].fetch_sub(1) == 1) release(g);
+    }
+  }
+
   // Every figure of frame f.
   void run(int f, FrameResult& r) {
     r = FrameResult{};
@@ -64,6 +74,21 @@ class Worker {
   }
 
  private:
+  void release(int f) const {
+    for (const ClipView* clip : {&a_, &b_}) {
+      if (!clip->done_with) continue;
+      const std::size_t pixels = static_cast<std::size_t>(clip->width) * clip->height;
+      clip->done_with(clip->rgb + static_cast<std::size_t>(f) * pixels * 3, pixels * 3);
+      if (!use_planes_) continue;
+      const std::size_t bytes = clip->plane_type == PlaneType::f16 ? 2 : 4;
+      for (int c = 0; c < 3; ++c) {
+        const std::size_t at = (static_cast<std::size_t>(c) * clip->frames + f) * pixels;
+        clip->done_with(static_cast<const std::byte*>(clip->planes) + at * bytes,
+                        pixels * bytes);
+      }
+    }
+  }
+
   // Channel c of frame f of one side, as the pass reads it.
   PassPlane plane(const ClipView& clip, int f, int c) const {
     const std::size_t pixels = static_cast<std::size_t>(clip.width) * clip.height;
@@ -116,6 +141,11 @@ ClipComparison compare_clips(const ClipView& a, const ClipView& b, const ClipPar
                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads = std::min(threads, (a.frames + kChunk - 1) / kChunk);
   std::atomic<int> next{0};
+  // Runs still to read each frame (Worker::finished).
+  std::vector<std::atomic<int>> readers(a.frames);
+  for (int f = 0; f < a.frames; ++f) {
+    readers[f].store(1 + (f > 0 ? 1 : 0) + (f + 1 < a.frames ? 1 : 0));
+  }
   std::exception_ptr failure;
   std::mutex failure_mutex;
   std::string yuv_name;
@@ -125,7 +155,10 @@ ClipComparison compare_clips(const ClipView& a, const ClipView& b, const ClipPar
         const int begin = next.fetch_add(kChunk);
         if (begin >= a.frames) break;
         const int end = std::min(a.frames, begin + kChunk);
-        for (int f = begin; f < end; ++f) worker->run(f, results[f]);
+        for (int f = begin; f < end; ++f) {
+          worker->run(f, results[f]);
+          worker->finished(f, readers);
+        }
       }
     } catch (...) {
       std::lock_guard lock(failure_mutex);

@@ -5,7 +5,9 @@
 // (ffmpeg_compat.h), the temporal RMSE of frame-to-frame differences, and the audio relative
 // L2 (audio_metrics.h). Frames are spread over worker threads; results do not depend on the
 // thread count. Reads only through the non-owning views below.
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +32,10 @@ struct ClipView {
   std::int64_t audio_samples = 0;
   std::int64_t audio_stride = 0;      // floats between channels; 0: audio_samples
   int sample_rate = 0;
+  // Told of each range of `rgb` / `planes` once no frame still to be compared reads it (a
+  // memory-mapped clip drops its pages there, so that unmapping them is spread over the
+  // workers instead of following them); may be empty. The range stays readable.
+  std::function<void(const void* data, std::size_t bytes)> done_with;
 };
 
 struct ClipParams {

@@ -102,6 +102,15 @@ void write_decoded_audio(const fs::path& dir, const float* audio, int channels,
                         {{"sample_rate", std::to_string(sample_rate)}});
 }
 
+void DecodedClip::drop_pages(const void* data, std::size_t bytes) const {
+  static const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t first = (begin + page - 1) / page * page;
+  const std::uintptr_t last = (begin + bytes) / page * page;
+  // Advice only: a failure leaves the pages mapped, which costs time, not correctness.
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 FramesHeader read_frames_header(const fs::path& dir) {
   const fs::path file = dir / "frames.json";
   if (!fs::exists(file)) {

@@ -71,6 +71,11 @@ class DecodedClip {
   std::int64_t audio_samples() const { return audio_samples_; }
   int sample_rate() const { return sample_rate_; }
 
+  // Drops the page-table entries of the whole pages inside [data, data + bytes), a range of
+  // this clip's mapped frames or planes, so that they need no unmapping later; the range stays
+  // readable (pages come back from the page cache).
+  void drop_pages(const void* data, std::size_t bytes) const;
+
  private:
   struct Mapping;  // read-only mmap of frames.rgb (RAII)
   explicit DecodedClip(std::filesystem::path dir) : dir_(std::move(dir)) {}

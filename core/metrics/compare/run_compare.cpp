@@ -81,6 +81,7 @@ metrics::ClipView view_of(const runs::DecodedClip& clip) {
     v.audio_samples = clip.audio_samples();
     v.sample_rate = clip.sample_rate();
   }
+  v.done_with = [&clip](const void* data, std::size_t bytes) { clip.drop_pages(data, bytes); };
   return v;
 }
 

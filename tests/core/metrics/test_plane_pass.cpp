@@ -2,11 +2,15 @@
 // replaces (kernels::error_sse, GaussianSsim::plane): bit-identical on every path this CPU
 // runs (scalar, AVX2, AVX-512), for fp16, fp32 and 8-bit sources, at awkward sizes (widths
 // not a multiple of 8 or 16, planes whose size is not a multiple of 8, the 11x11 minimum);
-// and compare_clips giving the same figures for any worker count.
+// and compare_clips giving the same figures for any worker count, telling done_with of each
+// frame once after its last reader.
 #include <QtTest>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "core/common/error.h"
@@ -106,6 +110,59 @@ QString describe(int w, int h, PassSource sa, PassSource sb, PassIsa isa, const 
       .arg(what);
 }
 
+
+// 9 frames of 61x27 of random content: fp16 planes and 8-bit frames of two sides.
+struct RandomClips {
+  static constexpr int w = 61, h = 27, frames = 9;
+  static constexpr std::size_t plane = static_cast<std::size_t>(w) * h;
+  std::vector<std::uint16_t> pa, pb;
+  std::vector<std::uint8_t> ra, rb;
+  RandomClips() : pa(3 * frames * plane), pb(pa.size()), ra(frames * plane * 3), rb(ra.size()) {
+    std::mt19937 rng(17);
+    for (std::size_t i = 0; i < pa.size(); ++i) {
+      const _Float16 x = static_cast<_Float16>((rng() % 1000) / 999.0f);
+      const _Float16 y = static_cast<_Float16>((rng() % 1000) / 999.0f);
+      std::memcpy(&pa[i], &x, 2);
+      std::memcpy(&pb[i], &y, 2);
+    }
+    for (std::size_t i = 0; i < ra.size(); ++i) {
+      ra[i] = static_cast<std::uint8_t>(rng());
+      rb[i] = static_cast<std::uint8_t>(rng());
+    }
+  }
+  // Views of both sides, with or without the planes.
+  std::pair<ClipView, ClipView> views(bool planes) {
+    ClipView a, b;
+    a.width = b.width = w;
+    a.height = b.height = h;
+    a.frames = b.frames = frames;
+    a.fps = b.fps = 24;
+    a.rgb = ra.data();
+    b.rgb = rb.data();
+    if (planes) {
+      a.planes = pa.data();
+      b.planes = pb.data();
+      a.plane_type = b.plane_type = PlaneType::f16;
+    }
+    return {a, b};
+  }
+};
+
+bool same_figures(const ClipComparison& x, const ClipComparison& y) {
+  if (!(x.psnr_db == y.psnr_db && x.ssim == y.ssim && x.temporal_rmse == y.temporal_rmse &&
+        x.ssim_ffmpeg == y.ssim_ffmpeg && x.psnr_db_ffmpeg == y.psnr_db_ffmpeg)) {
+    return false;
+  }
+  for (std::size_t f = 0; f < x.frames.size(); ++f) {
+    if (!(x.frames[f].mse == y.frames[f].mse && x.frames[f].ssim == y.frames[f].ssim &&
+          x.frames[f].mse_ffmpeg == y.frames[f].mse_ffmpeg &&
+          x.frames[f].temporal_rmse == y.frames[f].temporal_rmse)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 class PlanePassTest : public QObject {
@@ -160,51 +217,58 @@ class PlanePassTest : public QObject {
     QVERIFY_THROWS_EXCEPTION(InputError, PlanePass(40, 10));
   }
 
-  void clip_figures_do_not_depend_on_the_worker_count() {
-    // 9 frames of 61x27 (fp16 planes, and the 8-bit path without planes).
-    const int w = 61, h = 27, frames = 9;
-    const std::size_t plane = static_cast<std::size_t>(w) * h;
-    std::vector<std::uint16_t> pa(3 * frames * plane), pb(pa.size());
-    std::vector<std::uint8_t> ra(frames * plane * 3), rb(ra.size());
-    std::mt19937 rng(17);
-    for (std::size_t i = 0; i < pa.size(); ++i) {
-      const _Float16 x = static_cast<_Float16>((rng() % 1000) / 999.0f);
-      const _Float16 y = static_cast<_Float16>((rng() % 1000) / 999.0f);
-      std::memcpy(&pa[i], &x, 2);
-      std::memcpy(&pb[i], &y, 2);
-    }
-    for (std::size_t i = 0; i < ra.size(); ++i) {
-      ra[i] = static_cast<std::uint8_t>(rng());
-      rb[i] = static_cast<std::uint8_t>(rng());
-    }
+  void released_frames_are_reported_once_after_their_last_reader() {
+    // done_with overwrites what it is given: a range reported while a run still had to read
+    // it changes the figures.
     for (bool planes : {true, false}) {
-      ClipView a, b;
-      a.width = b.width = w;
-      a.height = b.height = h;
-      a.frames = b.frames = frames;
-      a.fps = b.fps = 24;
-      a.rgb = ra.data();
-      b.rgb = rb.data();
-      if (planes) {
-        a.planes = pa.data();
-        b.planes = pb.data();
-        a.plane_type = b.plane_type = PlaneType::f16;
+      for (int threads : {1, 2, 3}) {
+        RandomClips clips;
+        auto [a, b] = clips.views(planes);
+        ClipParams p;
+        p.threads = threads;
+        const ClipComparison reference = compare_clips(a, b, p);
+        std::mutex mutex;
+        std::map<const void*, std::pair<std::size_t, int>> reported;
+        auto poison = [&](const void* data, std::size_t bytes) {
+          std::lock_guard lock(mutex);
+          std::memset(const_cast<void*>(data), 0xff, bytes);
+          auto& [size, count] = reported[data];
+          size = bytes;
+          ++count;
+        };
+        a.done_with = poison;
+        b.done_with = poison;
+        const ClipComparison released = compare_clips(a, b, p);
+        const QString where = QString("planes %1, %2 threads").arg(planes).arg(threads);
+        QVERIFY2(same_figures(released, reference), qPrintable(where));
+        // Every frame's 8-bit pixels, and with planes its three planes, of both sides, once.
+        const std::size_t per_frame = planes ? 4 : 1;
+        QCOMPARE(reported.size(), 2 * per_frame * RandomClips::frames);
+        for (int f = 0; f < RandomClips::frames; ++f) {
+          for (const std::uint8_t* rgb : {clips.ra.data(), clips.rb.data()}) {
+            const auto it = reported.find(rgb + f * RandomClips::plane * 3);
+            QVERIFY2(it != reported.end() && it->second.second == 1 &&
+                         it->second.first == RandomClips::plane * 3,
+                     qPrintable(where + QString(", frame %1").arg(f)));
+          }
+        }
       }
+    }
+  }
+
+  void clip_figures_do_not_depend_on_the_worker_count() {
+    RandomClips clips;
+    const int frames = RandomClips::frames;
+    for (bool planes : {true, false}) {
+      auto [a, b] = clips.views(planes);
       ClipParams p;
       p.threads = 1;
       const ClipComparison one = compare_clips(a, b, p);
       for (int threads : {2, 3, 7}) {
         p.threads = threads;
         const ClipComparison many = compare_clips(a, b, p);
-        QVERIFY(many.psnr_db == one.psnr_db && many.ssim == one.ssim &&
-                many.temporal_rmse == one.temporal_rmse && many.ssim_ffmpeg == one.ssim_ffmpeg &&
-                many.psnr_db_ffmpeg == one.psnr_db_ffmpeg);
-        for (int f = 0; f < frames; ++f) {
-          QVERIFY2(many.frames[f].mse == one.frames[f].mse &&
-                       many.frames[f].ssim == one.frames[f].ssim &&
-                       many.frames[f].temporal_rmse == one.frames[f].temporal_rmse,
-                   qPrintable(QString("frame %1 with %2 threads").arg(f).arg(threads)));
-        }
+        QVERIFY2(same_figures(many, one) && static_cast<int>(many.frames.size()) == frames,
+                 qPrintable(QString("%1 threads").arg(threads)));
       }
     }
   }
