@@ -57,12 +57,75 @@ inline void chroma_row(const std::uint8_t* __restrict p, const std::uint8_t* nex
   }
 }
 
+#if defined(__AVX512BW__)
+// Luma and half-width chroma of pixels [x, x + 32) per step with AVX-512BW, the same integer
+// arithmetic as rows_avx2; reads only the row's own bytes (masked loads). Returns the first
+// pixel left to rows_avx2.
+inline int rows_avx512(const std::uint8_t* p, int width, std::uint8_t* y, std::int16_t* u,
+                       std::int16_t* v) {
+  // 16 pixels (48 bytes) per vector, 4 per 128-bit lane: lane k gets dwords 3k .. 3k + 2.
+  const __m512i spread = _mm512_setr_epi32(0, 1, 2, 0, 3, 4, 5, 0, 6, 7, 8, 0, 9, 10, 11, 0);
+  // Per 128-bit lane of 4 pixels: (r, g) word pairs and (b, 0) word pairs.
+  const __m512i take_rg = _mm512_broadcast_i32x4(
+      _mm_setr_epi8(0, -1, 1, -1, 3, -1, 4, -1, 6, -1, 7, -1, 9, -1, 10, -1));
+  const __m512i take_b = _mm512_broadcast_i32x4(
+      _mm_setr_epi8(2, -1, -1, -1, 5, -1, -1, -1, 8, -1, -1, -1, 11, -1, -1, -1));
+  const __m512i y_rg = _mm512_set1_epi32((kGy << 16) | kRy), y_b = _mm512_set1_epi32(kBy);
+  const __m512i u_rg = _mm512_set1_epi32((kGu * 65536) | (kRu & 0xffff)),
+                u_b = _mm512_set1_epi32(kBu);
+  const __m512i v_rg = _mm512_set1_epi32((kGv * 65536) | (kRv & 0xffff)),
+                v_b = _mm512_set1_epi32(kBv & 0xffff);
+  const __m512i y_round = _mm512_set1_epi32((32 << (kShift - 1)) + (1 << (kShift - 7)));
+  const __m512i c_round = _mm512_set1_epi32((256 << kShift) + (1 << (kShift - 6)));
+  const __m512i y_half = _mm512_set1_epi32(32);
+  // Luma bytes: lane k of the packed vector holds pixels 4k .. 4k + 3 in dword 0 and
+  // 16 + 4k .. 16 + 4k + 3 in dword 1.
+  const __m512i y_order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
+  // Pair sums sit in the even dwords of the two vectors.
+  const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28,
+                                          30);
+  // Packed U and V words: lane k holds U pairs 4k .. 4k + 3, then V pairs.
+  const __m512i uv_order = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+  int x = 0;
+  for (; x + 32 <= width; x += 32) {
+    const std::uint8_t* q = p + 3 * static_cast<std::size_t>(x);
+    __m512i dy[2], du[2], dv[2];
+    for (int g = 0; g < 2; ++g) {  // pixels x + 16g .. x + 16g + 15
+      const __m512i in = _mm512_permutexvar_epi32(
+          spread, _mm512_maskz_loadu_epi32(0x0fff, q + 48 * g));
+      const __m512i rg = _mm512_shuffle_epi8(in, take_rg), b = _mm512_shuffle_epi8(in, take_b);
+      dy[g] = _mm512_add_epi32(_mm512_madd_epi16(rg, y_rg), _mm512_madd_epi16(b, y_b));
+      du[g] = _mm512_add_epi32(_mm512_madd_epi16(rg, u_rg), _mm512_madd_epi16(b, u_b));
+      dv[g] = _mm512_add_epi32(_mm512_madd_epi16(rg, v_rg), _mm512_madd_epi16(b, v_b));
+      dy[g] = _mm512_srai_epi32(
+          _mm512_add_epi32(_mm512_srai_epi32(_mm512_add_epi32(dy[g], y_round), kShift - 6), y_half),
+          6);
+      du[g] = _mm512_add_epi32(du[g], _mm512_srli_epi64(du[g], 32));
+      dv[g] = _mm512_add_epi32(dv[g], _mm512_srli_epi64(dv[g], 32));
+    }
+    // Luma: 32 bytes in pixel order.
+    const __m512i y16 = _mm512_packs_epi32(dy[0], dy[1]);
+    const __m512i y8 = _mm512_permutexvar_epi32(y_order, _mm512_packus_epi16(y16, y16));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + x), _mm512_castsi512_si256(y8));
+    // Chroma: 16 pairs of each in order.
+    __m512i su = _mm512_permutex2var_epi32(du[0], evens, du[1]);
+    __m512i sv = _mm512_permutex2var_epi32(dv[0], evens, dv[1]);
+    su = _mm512_slli_epi32(_mm512_srai_epi32(_mm512_add_epi32(su, c_round), kShift - 5), 1);
+    sv = _mm512_slli_epi32(_mm512_srai_epi32(_mm512_add_epi32(sv, c_round), kShift - 5), 1);
+    const __m512i uv = _mm512_permutexvar_epi64(uv_order, _mm512_packs_epi32(su, sv));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(u + x / 2), _mm512_castsi512_si256(uv));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(v + x / 2), _mm512_extracti64x4_epi64(uv, 1));
+  }
+  return x;
+}
+#endif
+
 #if defined(__AVX2__)
-// Luma and half-width chroma of pixels [x, x + 16) per step with AVX2, the same integer
-// arithmetic as luma_row / chroma_row; reads 52 bytes from p + 3x. Returns the first pixel
-// left to the scalar loops.
-inline int rows_avx2(const std::uint8_t* p, std::size_t readable, int width, std::uint8_t* y,
-                     std::int16_t* u, std::int16_t* v) {
+// Luma and half-width chroma of pixels [x, x + 16) per step with AVX2 from pixel `from`
+// (even), the same integer arithmetic as luma_row / chroma_row; reads 52 bytes from p + 3x.
+// Returns the first pixel left to the scalar loops.
+inline int rows_avx2(const std::uint8_t* p, std::size_t readable, int from, int width,
+                     std::uint8_t* y, std::int16_t* u, std::int16_t* v) {
   // Per 128-bit lane of 4 pixels: (r, g) word pairs and (b, 0) word pairs.
   const __m256i take_rg = _mm256_setr_epi8(0, -1, 1, -1, 3, -1, 4, -1, 6, -1, 7, -1, 9, -1, 10, -1,
                                            0, -1, 1, -1, 3, -1, 4, -1, 6, -1, 7, -1, 9, -1, 10, -1);
@@ -78,7 +141,7 @@ inline int rows_avx2(const std::uint8_t* p, std::size_t readable, int width, std
   const __m256i c_round = _mm256_set1_epi32((256 << kShift) + (1 << (kShift - 6)));
   const __m256i y_half = _mm256_set1_epi32(32);
   const __m256i pair_order = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
-  int x = 0;
+  int x = from;
   for (; x + 16 <= width && 3 * static_cast<std::size_t>(x) + 52 <= readable; x += 16) {
     const std::uint8_t* q = p + 3 * static_cast<std::size_t>(x);
     __m256i dy[2], du[2], dv[2];
@@ -199,7 +262,10 @@ inline void convert(const Args& a) {
         for (std::size_t o = 0; o < row_bytes; o += 64)
           _mm_prefetch(reinterpret_cast<const char*>(ahead + o), _MM_HINT_T0);
       }
-      from = rows_avx2(p, (h - done) * row_bytes, w, y, ring_u + slot, ring_v + slot);
+#if defined(__AVX512BW__)
+      from = rows_avx512(p, w, y, ring_u + slot, ring_v + slot);
+#endif
+      from = rows_avx2(p, (h - done) * row_bytes, from, w, y, ring_u + slot, ring_v + slot);
 #endif
       luma_row(p, y, from, w);
       chroma_row(p, next, from, w, ring_u + slot, ring_v + slot);

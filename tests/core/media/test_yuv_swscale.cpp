@@ -1,7 +1,8 @@
 // metrics::make_swscale_exact_yuv_converter against libswscale itself
 // (media::make_swscale_yuv_converter): every byte of Y, U and V on random frames of odd and
 // even sizes (1x1 up to the benchmark's 1344x768), with random and extreme pixel values, on
-// every compiled path; odd widths read the pixel after the frame as libswscale does.
+// every compiled path (widths around each SIMD loop's step included); odd widths read the
+// pixel after the frame as libswscale does.
 #include <QtTest>
 #include <cstdint>
 #include <random>
@@ -98,6 +99,19 @@ class TestYuvSwscale : public QObject {
     for (auto isa : isas()) {
       for (int h = 1; h <= 24; ++h) {
         for (int w = 1; w <= 24; ++w) check(w, h, 512, Fill::random, isa, rng);
+      }
+    }
+  }
+
+  // Widths around the 32-pixel AVX-512 and 16-pixel AVX2 steps: each loop handing over to
+  // the next (32 + 16 + scalar tail, odd and even), on a few heights.
+  void row_loop_handover_every_byte() {
+    std::mt19937 rng(5);
+    for (auto isa : isas()) {
+      for (int h : {1, 2, 3, 6, 9}) {
+        for (int w = 25; w <= 100; ++w) {
+          for (Fill fill : {Fill::random, Fill::extremes}) check(w, h, 512, fill, isa, rng);
+        }
       }
     }
   }
