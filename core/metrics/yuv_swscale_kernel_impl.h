@@ -189,6 +189,21 @@ inline void vertical_simd(const std::int16_t* const* rows, const std::int16_t* c
                           std::uint8_t* __restrict out, int n) {
   const std::int16_t start = static_cast<std::int16_t>((64 + 8 * (taps - 1)) >> 4);
   int x0 = 0;
+#if defined(__AVX512BW__)
+  const __m512i qword_order = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+  for (; x0 + 64 <= n; x0 += 64) {
+    __m512i acc0 = _mm512_set1_epi16(start), acc1 = acc0;
+    for (int j = 0; j < taps; ++j) {
+      const __m512i c = _mm512_set1_epi16(coef[j]);
+      const std::int16_t* row = rows[j] + x0;
+      acc0 = _mm512_add_epi16(acc0, _mm512_mulhi_epi16(_mm512_loadu_si512(row), c));
+      acc1 = _mm512_add_epi16(acc1, _mm512_mulhi_epi16(_mm512_loadu_si512(row + 32), c));
+    }
+    const __m512i bytes =
+        _mm512_packus_epi16(_mm512_srai_epi16(acc0, 3), _mm512_srai_epi16(acc1, 3));
+    _mm512_storeu_si512(out + x0, _mm512_permutexvar_epi64(qword_order, bytes));
+  }
+#endif
 #if defined(__AVX2__)
   for (; x0 + 32 <= n; x0 += 32) {
     __m256i acc0 = _mm256_set1_epi16(start), acc1 = acc0;

@@ -103,13 +103,14 @@ class TestYuvSwscale : public QObject {
     }
   }
 
-  // Widths around the 32-pixel AVX-512 and 16-pixel AVX2 steps: each loop handing over to
-  // the next (32 + 16 + scalar tail, odd and even), on a few heights.
-  void row_loop_handover_every_byte() {
+  // Widths around the SIMD loops' steps, each loop handing over to the next: rows of 32
+  // (AVX-512) and 16 (AVX2) pixels, chroma columns of 64 and 32, then the scalar tail; odd and
+  // even, on a few heights.
+  void simd_handover_every_byte() {
     std::mt19937 rng(5);
     for (auto isa : isas()) {
       for (int h : {1, 2, 3, 6, 9}) {
-        for (int w = 25; w <= 100; ++w) {
+        for (int w = 25; w <= 200; ++w) {
           for (Fill fill : {Fill::random, Fill::extremes}) check(w, h, 512, fill, isa, rng);
         }
       }
