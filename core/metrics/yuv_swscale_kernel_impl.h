@@ -59,8 +59,8 @@ inline void chroma_row(const std::uint8_t* __restrict p, const std::uint8_t* nex
 
 #if defined(__AVX512BW__)
 // Luma and half-width chroma of pixels [x, x + 32) per step with AVX-512BW, the same integer
-// arithmetic as rows_avx2; reads only the row's own bytes (masked loads). Returns the first
-// pixel left to rows_avx2.
+// arithmetic as luma_row / chroma_row (chroma from the pairs' summed components); reads only
+// the row's own bytes (masked loads). Returns the first pixel left to rows_avx2.
 inline int rows_avx512(const std::uint8_t* p, int width, std::uint8_t* y, std::int16_t* u,
                        std::int16_t* v) {
   // 16 pixels (48 bytes) per vector, 4 per 128-bit lane: lane k gets dwords 3k .. 3k + 2.
@@ -89,27 +89,28 @@ inline int rows_avx512(const std::uint8_t* p, int width, std::uint8_t* y, std::i
   int x = 0;
   for (; x + 32 <= width; x += 32) {
     const std::uint8_t* q = p + 3 * static_cast<std::size_t>(x);
-    __m512i dy[2], du[2], dv[2];
+    __m512i dy[2], prg[2], pb[2];
     for (int g = 0; g < 2; ++g) {  // pixels x + 16g .. x + 16g + 15
       const __m512i in = _mm512_permutexvar_epi32(
           spread, _mm512_maskz_loadu_epi32(0x0fff, q + 48 * g));
       const __m512i rg = _mm512_shuffle_epi8(in, take_rg), b = _mm512_shuffle_epi8(in, take_b);
       dy[g] = _mm512_add_epi32(_mm512_madd_epi16(rg, y_rg), _mm512_madd_epi16(b, y_b));
-      du[g] = _mm512_add_epi32(_mm512_madd_epi16(rg, u_rg), _mm512_madd_epi16(b, u_b));
-      dv[g] = _mm512_add_epi32(_mm512_madd_epi16(rg, v_rg), _mm512_madd_epi16(b, v_b));
       dy[g] = _mm512_srai_epi32(
           _mm512_add_epi32(_mm512_srai_epi32(_mm512_add_epi32(dy[g], y_round), kShift - 6), y_half),
           6);
-      du[g] = _mm512_add_epi32(du[g], _mm512_srli_epi64(du[g], 32));
-      dv[g] = _mm512_add_epi32(dv[g], _mm512_srli_epi64(dv[g], 32));
+      // Pairs' sums of (r, g) and (b, 0) words (at most 510) in the even dwords.
+      prg[g] = _mm512_add_epi16(rg, _mm512_srli_epi64(rg, 32));
+      pb[g] = _mm512_add_epi16(b, _mm512_srli_epi64(b, 32));
     }
+    const __m512i rg2 = _mm512_permutex2var_epi32(prg[0], evens, prg[1]);
+    const __m512i b2 = _mm512_permutex2var_epi32(pb[0], evens, pb[1]);
     // Luma: 32 bytes in pixel order.
     const __m512i y16 = _mm512_packs_epi32(dy[0], dy[1]);
     const __m512i y8 = _mm512_permutexvar_epi32(y_order, _mm512_packus_epi16(y16, y16));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + x), _mm512_castsi512_si256(y8));
     // Chroma: 16 pairs of each in order.
-    __m512i su = _mm512_permutex2var_epi32(du[0], evens, du[1]);
-    __m512i sv = _mm512_permutex2var_epi32(dv[0], evens, dv[1]);
+    __m512i su = _mm512_add_epi32(_mm512_madd_epi16(rg2, u_rg), _mm512_madd_epi16(b2, u_b));
+    __m512i sv = _mm512_add_epi32(_mm512_madd_epi16(rg2, v_rg), _mm512_madd_epi16(b2, v_b));
     su = _mm512_slli_epi32(_mm512_srai_epi32(_mm512_add_epi32(su, c_round), kShift - 5), 1);
     sv = _mm512_slli_epi32(_mm512_srai_epi32(_mm512_add_epi32(sv, c_round), kShift - 5), 1);
     const __m512i uv = _mm512_permutexvar_epi64(uv_order, _mm512_packs_epi32(su, sv));
