@@ -19,6 +19,13 @@ namespace h3p::metrics::yuv_kernel {
 namespace {
 
 // Local (internal linkage): a library template here could be shared with other ISAs' copies.
+// The coefficients as the vector loops use them: (r, g) word pairs for pmaddwd, then b, and
+// the rounding terms of luma and chroma.
+constexpr int kYRg = (kGy << 16) | kRy, kURg = (kGu * 65536) | (kRu & 0xffff),
+              kVRg = (kGv * 65536) | (kRv & 0xffff), kVB = kBv & 0xffff;
+constexpr int kYRound = (32 << (kShift - 1)) + (1 << (kShift - 7));
+constexpr int kCRound = (256 << kShift) + (1 << (kShift - 6));
+
 inline std::uint8_t clamp_u8(int v) {
   return static_cast<std::uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
 }
@@ -70,13 +77,10 @@ inline int rows_avx512(const std::uint8_t* p, int width, std::uint8_t* y, std::i
       _mm_setr_epi8(0, -1, 1, -1, 3, -1, 4, -1, 6, -1, 7, -1, 9, -1, 10, -1));
   const __m512i take_b = _mm512_broadcast_i32x4(
       _mm_setr_epi8(2, -1, -1, -1, 5, -1, -1, -1, 8, -1, -1, -1, 11, -1, -1, -1));
-  const __m512i y_rg = _mm512_set1_epi32((kGy << 16) | kRy), y_b = _mm512_set1_epi32(kBy);
-  const __m512i u_rg = _mm512_set1_epi32((kGu * 65536) | (kRu & 0xffff)),
-                u_b = _mm512_set1_epi32(kBu);
-  const __m512i v_rg = _mm512_set1_epi32((kGv * 65536) | (kRv & 0xffff)),
-                v_b = _mm512_set1_epi32(kBv & 0xffff);
-  const __m512i y_round = _mm512_set1_epi32((32 << (kShift - 1)) + (1 << (kShift - 7)));
-  const __m512i c_round = _mm512_set1_epi32((256 << kShift) + (1 << (kShift - 6)));
+  const __m512i y_rg = _mm512_set1_epi32(kYRg), y_b = _mm512_set1_epi32(kBy);
+  const __m512i u_rg = _mm512_set1_epi32(kURg), u_b = _mm512_set1_epi32(kBu);
+  const __m512i v_rg = _mm512_set1_epi32(kVRg), v_b = _mm512_set1_epi32(kVB);
+  const __m512i y_round = _mm512_set1_epi32(kYRound), c_round = _mm512_set1_epi32(kCRound);
   const __m512i y_half = _mm512_set1_epi32(32);
   // Luma bytes: lane k of the packed vector holds pixels 4k .. 4k + 3 in dword 0 and
   // 16 + 4k .. 16 + 4k + 3 in dword 1.
@@ -133,13 +137,10 @@ inline int rows_avx2(const std::uint8_t* p, std::size_t readable, int from, int 
   const __m256i take_b =
       _mm256_setr_epi8(2, -1, -1, -1, 5, -1, -1, -1, 8, -1, -1, -1, 11, -1, -1, -1, 2, -1, -1, -1,
                        5, -1, -1, -1, 8, -1, -1, -1, 11, -1, -1, -1);
-  const __m256i y_rg = _mm256_set1_epi32((kGy << 16) | kRy), y_b = _mm256_set1_epi32(kBy);
-  const __m256i u_rg = _mm256_set1_epi32((kGu * 65536) | (kRu & 0xffff)),
-                u_b = _mm256_set1_epi32(kBu);
-  const __m256i v_rg = _mm256_set1_epi32((kGv * 65536) | (kRv & 0xffff)),
-                v_b = _mm256_set1_epi32(kBv & 0xffff);
-  const __m256i y_round = _mm256_set1_epi32((32 << (kShift - 1)) + (1 << (kShift - 7)));
-  const __m256i c_round = _mm256_set1_epi32((256 << kShift) + (1 << (kShift - 6)));
+  const __m256i y_rg = _mm256_set1_epi32(kYRg), y_b = _mm256_set1_epi32(kBy);
+  const __m256i u_rg = _mm256_set1_epi32(kURg), u_b = _mm256_set1_epi32(kBu);
+  const __m256i v_rg = _mm256_set1_epi32(kVRg), v_b = _mm256_set1_epi32(kVB);
+  const __m256i y_round = _mm256_set1_epi32(kYRound), c_round = _mm256_set1_epi32(kCRound);
   const __m256i y_half = _mm256_set1_epi32(32);
   const __m256i pair_order = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
   int x = from;
