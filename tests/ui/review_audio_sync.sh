@@ -75,13 +75,38 @@ if r0 is None:
 lag = r0 - k0
 if lag < 0 or lag + n > len(rec):
     sys.exit(f"FAIL: side {side}: the recording holds {len(rec) - max(lag, 0)} of {n} values")
+def explain_difference(rec, lag, src, n, rate=32000):
+    """Where the recording first leaves the source, and what it holds there: inserted silence
+    (the player's stream ran dry), a shift (values dropped or repeated) or other values."""
+    i = next(i for i in range(n) if abs(rec[lag + i] - src[i]) > 1e-5)
+    j = lag + i
+    while j < len(rec) and rec[j] == 0.0 and rec[j + 1 if j + 1 < len(rec) else j] == 0.0:
+        j += 2
+    silent_ms = (j - lag - i) // 2 / rate * 1000
+    probe = rec[j:j + 32]
+    resume = None
+    if len(probe) == 32:
+        lo, hi = max(0, i - 2 * rate * 2), min(len(src) - 32, i + 2 * rate * 2)
+        for s in range(lo - lo % 2, hi, 2):
+            if abs(src[s] - probe[0]) <= 1e-5 and all(
+                    abs(src[s + k] - probe[k]) <= 1e-5 for k in range(32)):
+                resume = s
+                break
+    where = f"first difference at {i // 2 / rate:.3f} s of the clip"
+    if resume is None:
+        return f"{where}: {silent_ms:.1f} ms of silence, then values not found in the source"
+    shift_ms = ((j - lag) - resume) // 2 / rate * 1000
+    return (f"{where}: {silent_ms:.1f} ms of silence, then the source resumes at "
+            f"{resume // 2 / rate:.3f} s (recording shifted by {shift_ms:+.1f} ms)")
+
 err = max(abs(rec[lag + i] - src[i]) for i in range(n))
 err_other = max(abs(rec[lag + i] - sources[other][i]) for i in range(min(n, len(sources[other]))))
 print(f"side {side}: recording starts at {lag // 2} frames, {n // 2} frames compared, "
       f"max |rec - {side}| = {err:.3g}, max |rec - {other}| = {err_other:.3g}")
 failed = []
 if err > 1e-5:
-    failed.append("what played differs from the heard side's audio")
+    failed.append("what played differs from the heard side's audio: "
+                  + explain_difference(rec, lag, src, n))
 if err_other <= 1e-5:
     failed.append("the other side's audio matches as well (are they equal?)")
 lags, walls = [], []
@@ -102,9 +127,9 @@ for f in failed:
 sys.exit(1 if failed else 0)
 PY
 
-# Each side plays up to 3 times: on this shared 2-core machine another process can hold the CPU
-# for longer than the audio buffer (the log then shows a long gap between paints); a defect of
-# the player fails every attempt.
+# Each side plays up to 3 times: on a shared 2-core machine another process can hold the CPU
+# for longer than the audio buffer (the failure then names the gap: silence inserted, or a shift);
+# a defect of the player fails every attempt.
 for side in A B; do
   passed=0
   for attempt in 1 2 3; do
