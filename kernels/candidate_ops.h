@@ -1,7 +1,8 @@
 #pragma once
 // The candidate OpSet: every OpSet primitive runs on our own kernels (kernels/cpu). ATen is
 // used only to check arguments and to allocate results; no ATen arithmetic runs. CPU tensors
-// only: CUDA tensors are refused with InputError until kernels/cuda is built.
+// only: CUDA tensors are refused with InputError (on a GPU the candidate runs as the fused
+// blocks of kernels/cuda/full_call.h).
 #include "core/ops/op_set.h"
 
 namespace h3p::kernels {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a GPU node: builds the headless preset against the node's CUDA LibTorch (with the CUDA
-# kernels, their tests and the block benchmark), runs the `cuda` test label, then the block
-# benchmark at the released widths and full-size sequence. Logs and JSON go to OUT_DIR.
+# kernels, their tests and the block benchmark), runs the `cuda` test label (the kernel tests
+# and the candidate generating through the fused blocks), then the block benchmark at the
+# released widths and full-size sequence. Logs and JSON go to OUT_DIR.
 # usage: scripts/gpu-node-check.sh OUT_DIR [benchmark arguments...]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +26,7 @@ fi
 echo "gpu-node-check: build ok"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader || true
 status=0
-(cd "$build" && timeout 240 ctest -L cuda --output-on-failure) 2>&1 | tee "$out/ctest-cuda.log" || status=1
+(cd "$build" && timeout 600 ctest -L cuda --output-on-failure) 2>&1 | tee "$out/ctest-cuda.log" || status=1
 timeout 300 "$build/app/cuda_bench/h3parity-cuda-bench" --json "$out/block-bench.json" "$@" 2>&1 |
   tee "$out/block-bench.log" || status=1
 exit $status

@@ -1,9 +1,20 @@
 #include "app/cli/candidate.h"
 
 #include "kernels/candidate_ops.h"
+#ifdef H3P_HAVE_CUDA_BLOCK
+#include "kernels/cuda/full_call.h"
+#endif
 
 namespace h3p::cli {
 
 ops::OpSetPtr candidate_ops() { return kernels::make_candidate_ops(); }
+
+model::FusedCallFactory fused_candidate_call() {
+#ifdef H3P_HAVE_CUDA_BLOCK
+  return kernels::cuda::candidate_call_factory();
+#else
+  return {};
+#endif
+}
 
 }  // namespace h3p::cli

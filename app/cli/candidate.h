@@ -1,9 +1,14 @@
 #pragma once
-// The candidate OpSet this binary links (h3p_kernels), or null when none is built.
+// The candidate implementations this binary links: the per-op OpSet (h3p_kernels) and, on a
+// build with a CUDA LibTorch and nvcc, the fused CUDA blocks (h3p_cuda_block).
+#include "core/model/fused_call.h"
 #include "core/ops/op_set.h"
 
 namespace h3p::cli {
 
 ops::OpSetPtr candidate_ops();
+
+// The fused CUDA candidate call's factory; empty when the binary has none.
+model::FusedCallFactory fused_candidate_call();
 
 }  // namespace h3p::cli

@@ -21,7 +21,7 @@
 #include "core/model/call_cost.h"
 #include "core/model/init_model.h"
 #include "core/ops/device.h"
-#include "core/ops/group_ops.h"
+#include "core/runs/call_runner.h"
 #include "core/ops/provider_ops.h"
 #include "core/sampling/denoise_loop.h"
 
@@ -29,13 +29,12 @@ namespace h3p::cli {
 namespace {
 
 // Median wall time of `repeats` forwards after one warm-up call.
-double median_seconds(const model::Transformer& t, const model::CallInputs& in,
-                      const ops::GroupOps& ops, int repeats) {
-  t.forward(in, ops);
+double median_seconds(runs::CallRunner& runner, const model::CallInputs& in, int repeats) {
+  runner.forward(in);
   std::vector<double> times;
   for (int i = 0; i < repeats; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    t.forward(in, ops);
+    runner.forward(in);
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(times.begin(), times.end());
@@ -110,13 +109,17 @@ void add_bench(CLI::App& app, Action& action, const GlobalOptions&) {
       double peer = 0;
       for (const std::string& text : opt->impls) {
         const auto spec = ops::ImplSpec::parse(text);
-        const auto group_ops = ops::resolve_group_ops(spec, candidate_ops());
-        const double s = median_seconds(transformer, inputs, group_ops, opt->repeats);
+        runs::CallRunner runner(transformer, spec, candidate_ops(), device, fused_candidate_call());
+        const double s = median_seconds(runner, inputs, opt->repeats);
         if (peer == 0) peer = s;
         std::printf("%-28s %12.2f %10.2f %10.3f\n", text.c_str(), s * 1e3, cost.total() / s / 1e9,
                     s / peer);
         rows.push_back({{"impl", text}, {"median_ms", s * 1e3},
                         {"gflops", cost.total() / s / 1e9}, {"ratio_to_first", s / peer}});
+        if (const std::string fused = runner.fused_description(); !fused.empty()) {
+          std::printf("%-28s %s\n", "", fused.c_str());
+          rows.back()["fused_call"] = fused;
+        }
       }
       if (!opt->json.empty()) {
         nlohmann::json out = {{"preset", opt->preset},

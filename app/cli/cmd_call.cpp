@@ -11,7 +11,7 @@
 #include "core/metrics/tensor_diff.h"
 #include "core/model/call_file.h"
 #include "core/ops/device.h"
-#include "core/ops/group_ops.h"
+#include "core/runs/call_runner.h"
 #include "core/ops/provider_ops.h"
 
 namespace h3p::cli {
@@ -44,9 +44,9 @@ void add_call(CLI::App& app, Action& action, const GlobalOptions&) {
       ops::configure_threads();
       const at::Device device = ops::resolve_device(opt->device);
       const ops::ImplSpec spec = ops::ImplSpec::parse(opt->impl);
-      const ops::GroupOps group_ops = ops::resolve_group_ops(spec, candidate_ops());
       auto loaded = model::load_transformer(model::resolve_transformer_dir(opt->model), device);
       model::Transformer transformer(loaded.config, std::move(loaded.weights));
+      runs::CallRunner runner(transformer, spec, candidate_ops(), device, fused_candidate_call());
 
       const io::SafetensorsFile file = io::SafetensorsFile::open(opt->inputs);
       const model::CallInputs inputs = model::read_call_inputs(file);
@@ -60,7 +60,7 @@ void add_call(CLI::App& app, Action& action, const GlobalOptions&) {
           stages.push_back({name, value.to(at::kCPU).contiguous()});
         };
       }
-      const model::CallOutputs outputs = transformer.forward(inputs, group_ops, trace);
+      const model::CallOutputs outputs = runner.forward(inputs, trace);
       if (!opt->trace.empty()) {
         std::vector<at::Tensor> holder;
         io::write_safetensors(opt->trace, io::make_records(stages, holder),

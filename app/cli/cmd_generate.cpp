@@ -65,6 +65,7 @@ void add_generate(CLI::App& app, Action& action, const GlobalOptions& global) {
       params.impl_spec = opt->impl;
       params.runs_root = opt->runs;
       params.device = opt->device;
+      params.fused_candidate = fused_candidate_call();
       params.save_inputs = runs::parse_save_inputs(opt->save_inputs);
       params.verify_last_step = opt->verify_last_step;
       params.gate_file = opt->gate;

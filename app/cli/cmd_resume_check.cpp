@@ -67,6 +67,7 @@ void add_resume_check(CLI::App& app, Action& action, const GlobalOptions& global
       g.impl_spec = opt->impl;
       g.runs_root = opt->runs;
       g.device = opt->device;
+      g.fused_candidate = fused_candidate_call();
       g.save_inputs = runs::parse_save_inputs(opt->save_inputs);
       g.gate_file = opt->gate;
       g.skip_gate = opt->skip_gate;

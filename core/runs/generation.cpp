@@ -20,6 +20,7 @@
 #include "core/ops/provider_ops.h"
 #include "core/runs/gate.h"
 #include "core/model/decoder.h"
+#include "core/runs/call_runner.h"
 #include "core/runs/decoded_write.h"
 #include "core/runs/environment.h"
 #include "core/runs/identity.h"
@@ -108,7 +109,6 @@ fs::path materialise_model(const contract::Contract& contract, const fs::path& r
 GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candidate) {
   // 1. What runs: impl spec, device, model, identity.
   const ops::ImplSpec spec = ops::ImplSpec::parse(p.impl_spec);
-  const ops::GroupOps group_ops = ops::resolve_group_ops(spec, candidate);
   const at::Device device = ops::resolve_device(p.device);
   const fs::path model_dir = materialise_model(p.contract, p.runs_root);
   const fs::path transformer_dir = model::resolve_transformer_dir(model_dir);
@@ -118,6 +118,7 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
       check_generation_gate(p.contract, model_dir, identity, spec, {p.gate_file, p.skip_gate});
   auto loaded = model::load_transformer(transformer_dir, device);
   const model::Transformer transformer(loaded.config, std::move(loaded.weights));
+  CallRunner calls(transformer, spec, candidate, device, p.fused_candidate);
 
   // 2. The request: geometry, conditioning, plan.
   const contract::Contract& c = p.contract;
@@ -154,6 +155,9 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
   expected.environment["model"] =
       c.model_is_preset() ? c.model : fs::absolute(transformer_dir).lexically_normal().string();
   if (!gate.is_null()) expected.environment["gate"] = gate;
+  if (const std::string fused = calls.fused_description(); !fused.empty()) {
+    expected.environment["fused_call"] = fused;
+  }
   expected.params = plan_params(plan, c.sampling_steps, c.video_shift, c.audio_shift,
                                 to_string(p.save_inputs));
 
@@ -201,7 +205,7 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
     const LoadedStep step = store.load(i, input_digest(model::named_call_inputs(inputs)));
     const model::CallOutputs outputs{step.sample, step.audio_sample};
     if (p.verify_last_step && i == saved - 1) {
-      const model::CallOutputs again = transformer.forward(inputs, group_ops);
+      const model::CallOutputs again = calls.forward(inputs);
       for (auto [name, got, want] : {std::tuple{"sample", again.sample, outputs.sample},
                                      std::tuple{"audio_sample", again.audio_sample,
                                                 outputs.audio_sample}}) {
@@ -227,7 +231,7 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
     }
     const auto start = std::chrono::steady_clock::now();
     const model::CallInputs inputs = sampling::step_inputs(plan, state, i);
-    const model::CallOutputs outputs = transformer.forward(inputs, group_ops);
+    const model::CallOutputs outputs = calls.forward(inputs);
     const bool keep_inputs = p.save_inputs == SaveInputs::every ||
                              (p.save_inputs == SaveInputs::first && i == 0);
     store.save(i, model::named_call_inputs(inputs), keep_inputs,

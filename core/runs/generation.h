@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/contract/contract.h"
+#include "core/model/fused_call.h"
 #include "core/ops/op_set.h"
 
 namespace h3p::runs {
@@ -46,6 +47,9 @@ struct GenerateParams {
   // manifest's environment under "gate" (core/runs/gate.h).
   std::filesystem::path gate_file;
   bool skip_gate = false;
+  // The candidate on a CUDA device runs as whole fused blocks built by this factory (empty
+  // when the binary has no CUDA candidate: such a request is then refused up front).
+  model::FusedCallFactory fused_candidate;
   // Prints itself (STYLE.md): one "key: value" per line.
   std::string describe() const;
 };

@@ -5,19 +5,59 @@
 #include <cmath>
 #include <map>
 
+#include "core/common/error.h"
 #include "core/io/dtype.h"
 #include "core/model/weights.h"
 #include "core/ops/impl_spec.h"
 
 namespace h3p::kernels::cuda {
 
+namespace {
+
+// The transformer as the fused blocks need it, or InputError naming what differs.
+const model::Transformer& supported(const model::Transformer& transformer) {
+  const model::TransformerConfig& c = transformer.config();
+  const std::string what = "the CUDA candidate block: ";
+  if (c.attention_head_dim != 128) {
+    throw InputError(what + "transformer config attention_head_dim is " +
+                     std::to_string(c.attention_head_dim) + "; the attention kernel needs 128");
+  }
+  if (transformer.weights().blocks.empty()) throw InputError(what + "the model has no blocks");
+  const at::Tensor& probe = transformer.weights().blocks.front().attn.to_q;
+  if (!probe.is_cuda()) {
+    throw InputError(what + "the weights are on " + probe.device().str() + ", not a CUDA device");
+  }
+  if (probe.scalar_type() != at::kBFloat16) {
+    throw InputError(what + std::string("the block weights are ") +
+                     c10::toString(probe.scalar_type()) + "; it needs bf16");
+  }
+  return transformer;
+}
+
+}  // namespace
+
 CandidateCall::CandidateCall(const model::Transformer& transformer, CandidateBlockOptions options)
-    : transformer_(transformer),
+    : transformer_(supported(transformer)),
       provider_(ops::resolve_group_ops(ops::ImplSpec::parse("provider"), nullptr)),
       block_(options) {
   for (const model::BlockWeights& w : transformer.weights().blocks) {
-    blocks_.push_back(CandidateBlockWeights::from(w));
+    try {
+      blocks_.push_back(CandidateBlockWeights::from(w));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(std::string("the CUDA candidate block: ") + e.what());
+    }
   }
+}
+
+std::string CandidateCall::describe() const {
+  return "blocks: candidate fused CUDA blocks (" + std::to_string(blocks_.size()) +
+         "); embed and head: provider ops";
+}
+
+model::FusedCallFactory candidate_call_factory() {
+  return [](const model::Transformer& transformer) -> std::unique_ptr<model::FusedCall> {
+    return std::make_unique<CandidateCall>(transformer);
+  };
 }
 
 model::CallOutputs CandidateCall::forward(const model::CallInputs& inputs) {

@@ -1,0 +1,38 @@
+#pragma once
+// What computes a transformer call for an impl spec on a device: the op-by-op graph with the
+// spec's group ops or, for the candidate on a GPU, the fused CUDA blocks. Those are whole
+// blocks, so every block group must then run the candidate; embed and head run on provider ops
+// (the fused call describes itself for manifests).
+#include <memory>
+#include <string>
+
+#include <ATen/core/Tensor.h>
+
+#include "core/model/fused_call.h"
+#include "core/model/transformer.h"
+#include "core/ops/group_ops.h"
+#include "core/ops/impl_spec.h"
+#include "core/ops/op_set.h"
+
+namespace h3p::runs {
+
+class CallRunner {
+ public:
+  // Throws InputError before anything runs when the candidate is asked for on CUDA and the
+  // binary has no fused call (`fused_candidate` empty) or the spec swaps groups inside blocks.
+  CallRunner(const model::Transformer& transformer, const ops::ImplSpec& spec,
+             const ops::OpSetPtr& candidate, const at::Device& device,
+             const model::FusedCallFactory& fused_candidate);
+
+  // `trace` receives the graph's intermediate stages; the fused call has none (InputError).
+  model::CallOutputs forward(const model::CallInputs& inputs, const model::CallTrace& trace = {});
+  // For manifests: what runs fused and what stays on provider ops; empty when op by op.
+  std::string fused_description() const;
+
+ private:
+  const model::Transformer& transformer_;
+  ops::GroupOps group_ops_;
+  std::unique_ptr<model::FusedCall> fused_;
+};
+
+}  // namespace h3p::runs

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# e2e (cuda): the candidate generates on a GPU through the fused CUDA blocks. A one-layer model
+# at the released widths (preset full-shape) over a small geometry: provider and candidate from
+# the same noise on CUDA; the candidate's manifest names the fused call; its per-step velocities
+# differ from the provider's (another implementation ran) by no more than bf16 rounding; its
+# resume-check passes (preempted and resumed runs byte-identical); `call` replays a saved step
+# bit for bit; `bench` times provider and candidate calls in one run; a per-group swap inside
+# the blocks is refused with exit 2 before anything is written. Skips without a GPU.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+nvidia-smi -L >/dev/null 2>&1 || { echo "no CUDA device: skipped"; exit 77; }
+
+sed -e 's/"preset:tiny"/"preset:full-shape"/' -e 's/"frames": 124/"frames": 22/' \
+    -e 's/"sampling_steps": 50/"sampling_steps": 7/' -e 's/"seeds": \[42, 43, 44\]/"seeds": [7]/' \
+    -e 's/"name": "demo"/"name": "fused"/' \
+  "$H3P_SOURCE_DIR/resources/contracts/demo.json" > c.json
+for impl in provider candidate; do
+  "$H3P_CLI" --progress none generate --contract c.json --impl $impl --seed 7 --runs R \
+    --device cuda || fail "generate --impl $impl --device cuda exited $?"
+done
+python3 - R/fused/candidate/seed-7/manifest.json R/fused/provider/seed-7/manifest.json <<'PY'
+import json, sys
+cand, prov = (json.load(open(f))["environment"] for f in sys.argv[1:])
+assert "fused CUDA blocks" in cand.get("fused_call", ""), cand
+assert "fused_call" not in prov, prov
+print("fused call:", cand["fused_call"])
+PY
+
+status=0
+"$H3P_CLI" --progress none compare --candidate R/fused/candidate/seed-7 \
+  --provider R/fused/provider/seed-7 --json cmp.json > cmp.txt || status=$?
+[[ $status == 0 || $status == 1 ]] || fail "compare exited $status: $(cat cmp.txt)"
+python3 - cmp.json <<'PY'
+import json, sys
+steps = json.load(open(sys.argv[1]))["steps"]
+assert len(steps) == 6, len(steps)
+for s in steps:
+    print("step %d: video rel L2 %.3e, audio rel L2 %.3e" % (s["step"], s["video_rel_l2"], s["audio_rel_l2"]))
+# bf16 blocks at the provider's rounding points: drift of a few 1e-3 per call, far below 5e-2.
+assert all(s["video_rel_l2"] < 5e-2 and s["audio_rel_l2"] < 5e-2 for s in steps), steps
+assert any(s["video_rel_l2"] > 0 for s in steps), "candidate bitwise equal to the provider"
+PY
+
+"$H3P_CLI" --progress none resume-check --contract c.json --impl candidate --device cuda \
+  --seed-index 0 --runs R --preempt-every 2 --json check.json > check.txt 2>log ||
+  fail "resume-check on CUDA exited $?: $(cat check.txt log)"
+python3 -c "import json; r = json.load(open('check.json')); assert r['passed'], r"
+tail -7 check.txt
+
+step=$(ls R/fused/candidate/seed-7/steps/*.safetensors | sed -n 3p)
+"$H3P_CLI" call --model R/models/full-shape --inputs "$step" --impl candidate --device cuda \
+  --out replay.safetensors --require-bitwise || fail "call replay of $step exited $?"
+expect_exit 2 "$H3P_CLI" call --model R/models/full-shape --inputs "$step" --impl candidate \
+  --device cuda --out traced.safetensors --trace trace.safetensors
+grep -q "no per-stage trace" <<<"$LAST_ERR" || fail "unclear trace refusal: $LAST_ERR"
+
+"$H3P_CLI" bench --model R/models/full-shape --device cuda --impl provider --impl candidate \
+  --repeats 3 --json bench.json
+python3 -c "import json; r = json.load(open('bench.json'))['rows']; assert 'fused_call' in r[1] and 'fused_call' not in r[0], r"
+
+before=$(ls R/fused)
+expect_exit 2 "$H3P_CLI" --progress none generate --contract c.json --seed 7 --runs R \
+  --device cuda --impl candidate:attention=provider
+grep -q "whole fused blocks" <<<"$LAST_ERR" || fail "unclear refusal: $LAST_ERR"
+[[ $(ls R/fused) == "$before" ]] || fail "a refused request wrote a run directory"
+echo "generate_cuda_candidate: passed"
