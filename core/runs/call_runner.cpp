@@ -12,14 +12,17 @@ CallRunner::CallRunner(const model::Transformer& transformer, const ops::ImplSpe
   if (!device.is_cuda() || !spec.uses_candidate()) return;
   const std::string what = "impl spec '" + spec.text + "' on " + device.str() + ": ";
   if (!fused_candidate) {
-    throw InputError(what + "this build has no CUDA candidate (kernels/cuda needs nvcc and a "
-                            "CUDA build of LibTorch: scripts/gpu-node-build.sh); run the "
-                            "candidate with --device cpu");
+    throw InputError(what +
+                     "this build has no CUDA candidate (kernels/cuda needs nvcc and a "
+                     "CUDA build of LibTorch: scripts/gpu-node-build.sh); run the "
+                     "candidate with --device cpu");
   }
   for (ops::Group g : ops::kAllGroups) {
     if (ops::is_interim(g) && spec.choice(g).impl != ops::Impl::candidate) {
-      throw InputError(what + "the CUDA candidate runs whole fused blocks, so every block group "
-                              "must be candidate, but '" + std::string(ops::group_name(g)) +
+      throw InputError(what +
+                       "the CUDA candidate runs whole fused blocks, so every block group "
+                       "must be candidate, but '" +
+                       std::string(ops::group_name(g)) +
                        "' is provider; per-group swaps run with --device cpu");
     }
   }
@@ -30,8 +33,9 @@ model::CallOutputs CallRunner::forward(const model::CallInputs& inputs,
                                        const model::CallTrace& trace) {
   if (!fused_) return transformer_.forward(inputs, group_ops_, trace);
   if (trace) {
-    throw InputError("the fused CUDA candidate has no per-stage trace; trace the candidate "
-                     "with --device cpu");
+    throw InputError(
+        "the fused CUDA candidate has no per-stage trace; trace the candidate "
+        "with --device cpu");
   }
   return fused_->forward(inputs);
 }

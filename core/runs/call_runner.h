@@ -3,10 +3,10 @@
 // spec's group ops or, for the candidate on a GPU, the fused CUDA blocks. Those are whole
 // blocks, so every block group must then run the candidate; embed and head run on provider ops
 // (the fused call describes itself for manifests).
+#include <ATen/core/Tensor.h>
+
 #include <memory>
 #include <string>
-
-#include <ATen/core/Tensor.h>
 
 #include "core/model/fused_call.h"
 #include "core/model/transformer.h"
