@@ -127,6 +127,13 @@ void check_identity(const ModelIdentity& run, const ModelIdentity& now,
        "differs (" + run.sources_digest + ", now " + now.sources_digest + ")");
 }
 
+// A string member of the environment, or "" where absent or not a string.
+std::string environment_string(const Manifest& manifest, const char* key) {
+  const auto it = manifest.environment.find(key);
+  return it != manifest.environment.end() && it->is_string() ? it->get<std::string>()
+                                                             : std::string();
+}
+
 }  // namespace
 
 json manifest_to_json(const Manifest& manifest) {
@@ -213,6 +220,14 @@ void check_compatible(const Manifest& existing, const Manifest& expected,
   }
   if (!existing.conditioning_digest.empty() && !expected.conditioning_digest.empty()) {
     compare("conditioning_digest", existing.conditioning_digest, expected.conditioning_digest);
+  }
+  const std::string run_device = environment_string(existing, "device");
+  const std::string now_device = environment_string(expected, "device");
+  auto kind = [](const std::string& device) { return device.substr(0, device.find(':')); };
+  if (!run_device.empty() && !now_device.empty() && kind(run_device) != kind(now_device)) {
+    fail(context, "environment.device",
+         "run was computed on '" + run_device + "', this request runs on '" + now_device +
+             "' (resume with --device " + kind(run_device) + ")");
   }
 }
 

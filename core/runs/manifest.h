@@ -1,7 +1,8 @@
 #pragma once
 // manifest.json of a run: what the run is bound to (identity, contract digest, impl spec,
 // seed, generation params, input digests) and, for information only, the environment.
-// A resume reads it back and refuses any difference except the environment.
+// A resume reads it back and refuses any difference except the environment (of which only
+// the device kind must match).
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -21,7 +22,7 @@ struct Manifest {
   std::string impl_spec;        // verbatim, as given on the command line
   std::uint64_t seed = 0;
   ModelIdentity identity;
-  nlohmann::json environment = nlohmann::json::object();  // environment_info(); not compared
+  nlohmann::json environment = nlohmann::json::object();  // environment_info(); see below
   nlohmann::json params = nlohmann::json::object();       // geometry, steps, shifts, save_inputs
   std::string noise_digest;         // sha256 of inputs/noise.safetensors; empty until written
   std::string conditioning_digest;  // sha256 of inputs/conditioning.safetensors; likewise
@@ -48,8 +49,10 @@ Manifest read_manifest(const std::filesystem::path& file);
 // (read from manifest_file) may be continued by a process that would write `expected`.
 // Compared in order: format_version, identity (weights, config, then the first differing
 // source file), contract_name, contract_digest, impl_spec, seed, params (first differing key),
-// noise_digest and conditioning_digest (only where both are non-empty). The environment is
-// not compared.
+// noise_digest and conditioning_digest (only where both are non-empty), then the device kind
+// (environment.device without its index, where both record one: steps computed on another
+// kind of device would not continue the run's numerics). The rest of the environment is not
+// compared.
 void check_compatible(const Manifest& existing, const Manifest& expected,
                       const std::filesystem::path& manifest_file);
 

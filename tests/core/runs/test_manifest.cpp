@@ -1,6 +1,6 @@
 // Model identity (weights/config digests pinned to hand-computed values, the compiled-in
 // source table consistent with the tree) and the run manifest: round trip, every refusal on
-// read, and every field that check_compatible must refuse (the environment excepted).
+// read, and every field that check_compatible must refuse (of the environment, the device kind).
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cstdlib>
@@ -341,6 +341,24 @@ class TestManifest : public QObject {
     other.noise_digest.clear();
     other.conditioning_digest = hex_of(rng_);
     runs::check_compatible(m, other, "/r/manifest.json");
+  }
+
+  void device_kind_must_match() {
+    auto m = sample_manifest(rng_);
+    m.environment["device"] = "cuda:0";
+    auto other = m;
+    other.environment["device"] = "cuda:1";  // another GPU of the same kind continues the run
+    runs::check_compatible(m, other, "/r/manifest.json");
+    other.environment.erase("device");  // a run that never recorded its device
+    runs::check_compatible(m, other, "/r/manifest.json");
+    other.environment["device"] = "cpu";
+    expect_field_error([&] { runs::check_compatible(m, other, "/r/manifest.json"); },
+                       "/r/manifest.json", "environment.device");
+    try {
+      runs::check_compatible(m, other, "/r/manifest.json");
+    } catch (const InputError& e) {
+      QVERIFY2(std::string(e.what()).find("--device cuda") != std::string::npos, e.what());
+    }
   }
 
   void incompatible_field_is_named_data() {
