@@ -4,8 +4,9 @@
 # the same noise on CUDA; the candidate's manifest names the fused call; its per-step velocities
 # differ from the provider's (another implementation ran) by no more than bf16 rounding; its
 # resume-check passes (preempted and resumed runs byte-identical); `call` replays a saved step
-# bit for bit; `bench` times provider and candidate calls in one run; a per-group swap inside
-# the blocks is refused with exit 2 before anything is written. Skips without a GPU.
+# bit for bit; `bench` times provider and candidate calls in one run; resuming the CUDA run on
+# CPU and a per-group swap inside the blocks are refused with exit 2, the latter before
+# anything is written. Skips without a GPU.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 nvidia-smi -L >/dev/null 2>&1 || { echo "no CUDA device: skipped"; exit 77; }
@@ -57,6 +58,11 @@ grep -q "no per-stage trace" <<<"$LAST_ERR" || fail "unclear trace refusal: $LAS
 "$H3P_CLI" bench --model R/models/full-shape --device cuda --impl provider --impl candidate \
   --repeats 3 --json bench.json
 python3 -c "import json; r = json.load(open('bench.json'))['rows']; assert 'fused_call' in r[1] and 'fused_call' not in r[0], r"
+
+# The finished CUDA run is not continued on another kind of device.
+expect_exit 2 "$H3P_CLI" --progress none generate --contract c.json --impl candidate --seed 7 \
+  --runs R --device cpu
+grep -q "environment.device" <<<"$LAST_ERR" || fail "device change not named: $LAST_ERR"
 
 before=$(ls R/fused)
 expect_exit 2 "$H3P_CLI" --progress none generate --contract c.json --seed 7 --runs R \
