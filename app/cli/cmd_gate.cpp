@@ -72,6 +72,7 @@ void add_gate(CLI::App& app, Action& action, const GlobalOptions& global) {
       }
       ProgressBar bar("gate", parse_progress_mode(global.progress));
       p.progress = [&](double f, const std::string& what) { bar.update(f, what); };
+      p.fused_candidate = fused_candidate_call();
       const runs::GateResult r = runs::run_gate(p, candidate_ops());
       bar.finish();
       std::printf("%s", r.to_table().c_str());

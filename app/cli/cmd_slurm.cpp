@@ -255,7 +255,7 @@ void add_slurm(CLI::App& app, Action& action, const GlobalOptions& global) {
         try {
           runs::check_generation_gate(
               c, model_dir, runs::compute_identity(model::resolve_transformer_dir(model_dir)),
-              spec, {gen->gate, gen->skip_gate});
+              spec, o.device, {gen->gate, gen->skip_gate});
         } catch (const InputError& e) {
           if (o.submit) {
             throw InputError(std::string("refusing to submit generation (the job would refuse "

@@ -2,6 +2,7 @@
 // A whole transformer call computed outside the op-by-op graph: the candidate's fused CUDA
 // blocks (kernels/cuda/full_call.h). Generation uses one where the impl spec runs every block
 // group on the candidate on a GPU and the binary was built with one.
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -15,6 +16,10 @@ class FusedCall {
   virtual ~FusedCall() = default;
   // The call's outputs, as Transformer::forward returns them (on the weights' device).
   virtual CallOutputs forward(const CallInputs& inputs) = 0;
+  // Block `index` alone over the packed stream `x`, with a context the transformer prepared
+  // (the gate measures blocks in isolation); on the weights' device.
+  virtual at::Tensor block(std::size_t index, const at::Tensor& x,
+                           const CallContext& context) = 0;
   // One line for manifests: what runs fused and what stays on the graph's provider ops.
   virtual std::string describe() const = 0;
 };

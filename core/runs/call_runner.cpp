@@ -40,6 +40,12 @@ model::CallOutputs CallRunner::forward(const model::CallInputs& inputs,
   return fused_->forward(inputs);
 }
 
+at::Tensor CallRunner::block(std::size_t index, const at::Tensor& x,
+                             const model::CallContext& context) {
+  return fused_ ? fused_->block(index, x, context)
+                : transformer_.block(index, x, context, group_ops_);
+}
+
 std::string CallRunner::fused_description() const {
   return fused_ ? fused_->describe() : std::string();
 }

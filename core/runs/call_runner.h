@@ -26,6 +26,8 @@ class CallRunner {
 
   // `trace` receives the graph's intermediate stages; the fused call has none (InputError).
   model::CallOutputs forward(const model::CallInputs& inputs, const model::CallTrace& trace = {});
+  // Block `index` alone over `x` with a context from the transformer's prepare.
+  at::Tensor block(std::size_t index, const at::Tensor& x, const model::CallContext& context);
   // For manifests: what runs fused and what stays on provider ops; empty when op by op.
   std::string fused_description() const;
 

@@ -18,6 +18,7 @@
 #include "core/model/weights.h"
 #include "core/ops/device.h"
 #include "core/ops/group_ops.h"
+#include "core/runs/call_runner.h"
 #include "core/runs/environment.h"
 #include "core/runs/run_reader.h"
 #include "core/runs/step_store.h"
@@ -172,6 +173,7 @@ at::Tensor update(const at::Tensor& out, const at::Tensor& in) {
 struct GateFile {
   bool passed = false;
   std::string candidate;
+  std::string device;
   std::string weights_digest, config_digest, sources_digest;
 };
 
@@ -195,6 +197,9 @@ GateFile read_gate_file(const fs::path& file) {
   const json candidate = field(value, "candidate", "candidate");
   if (!candidate.is_string()) throw_input(file.string(), "field 'candidate': must be a string");
   g.candidate = candidate.get<std::string>();
+  const json device = field(value, "device", "device");
+  if (!device.is_string()) throw_input(file.string(), "field 'device': must be a string");
+  g.device = device.get<std::string>();
   const json identity = field(value, "identity", "identity");
   for (auto [key, target] : {std::pair{"weights_digest", &g.weights_digest},
                              std::pair{"config_digest", &g.config_digest},
@@ -264,7 +269,8 @@ GateResult run_gate(const GateParams& p, const ops::OpSetPtr& candidate) {
   if (provider_spec.uses_candidate()) {
     throw InputError("gate: --provider '" + p.provider_spec + "' must not use the candidate");
   }
-  const ops::GroupOps candidate_ops = ops::resolve_group_ops(candidate_spec, candidate);
+  CallRunner candidate_runner(model, candidate_spec, candidate, device, p.fused_candidate);
+  result.fused_call = candidate_runner.fused_description();
   const ops::GroupOps provider_ops = ops::resolve_group_ops(provider_spec, candidate);
   std::vector<std::pair<std::string, ops::GroupOps>> variant_ops = {{p.provider_spec, provider_ops}};
   for (const auto& v : p.variants) {
@@ -301,7 +307,7 @@ GateResult run_gate(const GateParams& p, const ops::OpSetPtr& candidate) {
   for (std::size_t i = 0; i < blocks; ++i) {
     report(static_cast<double>(i) / total, "block " + std::to_string(i));
     const at::Tensor provider_out = model.block(i, x, context, provider_ops);
-    const at::Tensor candidate_out = model.block(i, x, context, candidate_ops);
+    const at::Tensor candidate_out = candidate_runner.block(i, x, context);
     std::vector<std::pair<std::string, at::Tensor>> variants;
     for (const auto& [spec, ops_v] : variant_ops) {
       variants.emplace_back(spec, spec == p.provider_spec
@@ -317,7 +323,7 @@ GateResult run_gate(const GateParams& p, const ops::OpSetPtr& candidate) {
 
   // 4. The full call.
   report(static_cast<double>(blocks) / total, "full call");
-  const model::CallOutputs c_out = model.forward(inputs, candidate_ops);
+  const model::CallOutputs c_out = candidate_runner.forward(inputs);
   const model::CallOutputs p_out = model.forward(inputs, provider_ops);
   const model::CallOutputs r_out = reference.forward(inputs);
   std::vector<std::pair<std::string, model::CallOutputs>> v_out;
@@ -370,6 +376,7 @@ json GateResult::to_json() const {
           {"multiplier", params.multiplier},
           {"tolerances", tolerances},
           {"device", params.device},
+          {"fused_call", fused_call.empty() ? json(nullptr) : json(fused_call)},
           {"environment", environment_info()},
           {"blocks", blocks_json},
           {"call", call_json}};
@@ -402,7 +409,7 @@ std::string GateResult::to_table() const {
 
 json check_generation_gate(const contract::Contract& contract, const fs::path& model_dir,
                            const ModelIdentity& identity, const ops::ImplSpec& spec,
-                           const GateOverride& override_) {
+                           const std::string& device, const GateOverride& override_) {
   if (!contract.require_gate) return nullptr;
   if (override_.skip) {
     return {{"skipped", true},
@@ -434,6 +441,12 @@ json check_generation_gate(const contract::Contract& contract, const fs::path& m
   if (spec.uses_candidate() && g.candidate != spec.text) {
     throw_input(file.string(), "field 'candidate': the gate qualified '" + g.candidate +
                                    "', not '" + spec.text + "'");
+  }
+  auto kind = [](const std::string& d) { return d.substr(0, d.find(':')); };
+  if (spec.uses_candidate() && kind(g.device) != kind(device)) {
+    throw_input(file.string(), "field 'device': the gate qualified the candidate on '" +
+                                   g.device + "', this generation runs it on '" + device +
+                                   "'; run the gate with --device " + kind(device));
   }
   return {{"file", override_.file.empty() ? std::string("gate.json (next to the model)")
                                           : fs::absolute(file).lexically_normal().string()},

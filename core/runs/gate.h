@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/contract/contract.h"
+#include "core/model/fused_call.h"
 #include "core/ops/impl_spec.h"
 #include "core/ops/op_set.h"
 #include "core/runs/identity.h"
@@ -56,6 +57,9 @@ struct GateParams {
   double multiplier = kDefaultGateMultiplier;
   std::map<std::string, double> tolerances = default_gate_tolerances();
   std::string device = "cpu";
+  // The candidate on CUDA runs as these fused blocks (runs/call_runner.h); gate.json then
+  // records what ran fused under "fused_call".
+  model::FusedCallFactory fused_candidate;
   std::filesystem::path out;           // gate.json; empty: default_gate_path(model)
   std::function<void(double, const std::string&)> progress;  // fraction, what
   // One "key: value" per line.
@@ -82,6 +86,7 @@ struct GateResult {
   ModelIdentity identity;
   std::string inputs_description;  // the call file or "<run> step K", with its digest
   std::string inputs_digest;       // input_digest() of the call inputs
+  std::string fused_call;          // what ran fused for the candidate; empty: op by op
   std::vector<GateFigure> blocks;
   std::vector<GateFigure> call;    // call.sample, call.audio_sample
   bool passed = false;
@@ -105,12 +110,13 @@ struct GateOverride {
 
 // For generation: returns null when `contract` does not require the gate. Otherwise requires a
 // gate file that parses, is bound to `identity` (weights, config and sources digests), passed,
-// and — when `spec` runs any candidate group — qualified exactly this spec; returns what the
+// and — when `spec` runs any candidate group — qualified exactly this spec on the same kind of
+// device as `device` (cpu or cuda; the index may differ); returns what the
 // manifest's environment records under "gate" ({"digest", "file", "candidate", "passed"} or
 // {"skipped": true}). Throws InputError naming the gate file and the reason otherwise.
 nlohmann::json check_generation_gate(const contract::Contract& contract,
                                      const std::filesystem::path& model_dir,
                                      const ModelIdentity& identity, const ops::ImplSpec& spec,
-                                     const GateOverride& override_);
+                                     const std::string& device, const GateOverride& override_);
 
 }  // namespace h3p::runs

@@ -115,7 +115,8 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
   const ModelIdentity identity = compute_identity(transformer_dir);
   // The numerical gate, when the contract requires it: refused before anything is written.
   const nlohmann::json gate =
-      check_generation_gate(p.contract, model_dir, identity, spec, {p.gate_file, p.skip_gate});
+      check_generation_gate(p.contract, model_dir, identity, spec, device.str(),
+                            {p.gate_file, p.skip_gate});
   auto loaded = model::load_transformer(transformer_dir, device);
   const model::Transformer transformer(loaded.config, std::move(loaded.weights));
   CallRunner calls(transformer, spec, candidate, device, p.fused_candidate);

@@ -34,6 +34,12 @@ const model::Transformer& supported(const model::Transformer& transformer) {
   return transformer;
 }
 
+// The fused block's view of a call context.
+CandidateBlockContext block_context(const model::CallContext& context,
+                                    const model::TransformerConfig& c) {
+  return {context.temb, context.adaln_rows, context.cos, context.sin, c.norm_eps, c.qk_norm_eps};
+}
+
 }  // namespace
 
 CandidateCall::CandidateCall(const model::Transformer& transformer, CandidateBlockOptions options)
@@ -62,12 +68,19 @@ model::FusedCallFactory candidate_call_factory() {
 
 model::CallOutputs CandidateCall::forward(const model::CallInputs& inputs) {
   const model::CallContext context = transformer_.prepare(inputs, provider_);
-  const model::TransformerConfig& c = transformer_.config();
-  const CandidateBlockContext block_context{context.temb, context.adaln_rows, context.cos,
-                                            context.sin, c.norm_eps, c.qk_norm_eps};
+  const CandidateBlockContext blocks_context = block_context(context, transformer_.config());
   at::Tensor x = context.x;
-  for (const CandidateBlockWeights& w : blocks_) x = block_.forward(w, x, block_context);
+  for (const CandidateBlockWeights& w : blocks_) x = block_.forward(w, x, blocks_context);
   return transformer_.head(x, context, provider_);
+}
+
+at::Tensor CandidateCall::block(std::size_t index, const at::Tensor& x,
+                                const model::CallContext& context) {
+  if (index >= blocks_.size()) {
+    throw InputError("the CUDA candidate block: block " + std::to_string(index) +
+                     " of a model with " + std::to_string(blocks_.size()));
+  }
+  return block_.forward(blocks_[index], x, block_context(context, transformer_.config()));
 }
 
 model::TransformerWeights random_transformer_weights(const model::TransformerConfig& config,

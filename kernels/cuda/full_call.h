@@ -21,6 +21,8 @@ class CandidateCall final : public model::FusedCall {
 
   // The call's outputs, as Transformer::forward returns them.
   model::CallOutputs forward(const model::CallInputs& inputs) override;
+  at::Tensor block(std::size_t index, const at::Tensor& x,
+                   const model::CallContext& context) override;
   std::string describe() const override;
 
  private:

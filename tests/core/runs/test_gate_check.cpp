@@ -1,6 +1,6 @@
 // The gate as generation checks it (check_generation_gate): not required, skipped, missing,
-// malformed, bound to other weights / config / sources, failed, of another candidate, passed;
-// and where gate.json lives by default. Fresh random digests each run.
+// malformed, bound to other weights / config / sources, failed, of another candidate or device
+// kind, passed; and where gate.json lives by default. Fresh random digests each run.
 #include <QTemporaryDir>
 #include <QtTest>
 #include <filesystem>
@@ -65,6 +65,7 @@ class GateCheck : public QObject {
     return {{"format_version", runs::kGateFormatVersion},
             {"passed", passed},
             {"candidate", candidate},
+            {"device", "cpu"},
             {"identity",
              {{"weights_digest", identity_.weights_digest},
               {"config_digest", identity_.config_digest},
@@ -76,9 +77,10 @@ class GateCheck : public QObject {
     write_text(path, value.dump(2) + "\n");
     return path;
   }
-  json check(const std::string& spec, runs::GateOverride o = {}) {
+  json check(const std::string& spec, runs::GateOverride o = {},
+             const std::string& device = "cpu") {
     return runs::check_generation_gate(contract_, model_, identity_,
-                                       h3p::ops::ImplSpec::parse(spec), o);
+                                       h3p::ops::ImplSpec::parse(spec), device, o);
   }
 
  private slots:
@@ -140,6 +142,21 @@ class GateCheck : public QObject {
                    {"field 'candidate'", "candidate:attention=provider"});
   }
 
+  void other_device_kind_is_refused() {
+    json g = gate_json(true, "candidate");
+    write_gate(g);
+    // The CPU candidate's gate does not qualify the candidate's CUDA kernels ...
+    expect_refusal([&] { check("candidate", {}, "cuda"); },
+                   {"gate.json", "field 'device'", "'cpu'", "--device cuda"});
+    // ... while a provider run may start under it anywhere.
+    QVERIFY(!check("provider", {}, "cuda:1").is_null());
+    // Another GPU of the same kind is the same qualification.
+    g["device"] = "cuda:0";
+    write_gate(g);
+    QVERIFY(!check("candidate", {}, "cuda:1").is_null());
+    expect_refusal([&] { check("candidate"); }, {"field 'device'", "'cuda:0'", "--device cpu"});
+  }
+
   void other_identity_is_refused_data() {
     QTest::addColumn<QString>("field");
     QTest::newRow("weights") << "weights_digest";
@@ -163,6 +180,8 @@ class GateCheck : public QObject {
     QTest::newRow("no identity") << "no identity";
     QTest::newRow("bad digest") << "bad digest";
     QTest::newRow("passed not bool") << "passed not bool";
+    QTest::newRow("no device") << "no device";
+    QTest::newRow("device not string") << "device not string";
   }
   void malformed_gate_is_refused() {
     QFETCH(QString, what);
@@ -176,6 +195,8 @@ class GateCheck : public QObject {
       if (what == "no identity") g.erase("identity");
       if (what == "bad digest") g["identity"]["config_digest"] = "ABC";
       if (what == "passed not bool") g["passed"] = "yes";
+      if (what == "no device") g.erase("device");
+      if (what == "device not string") g["device"] = 0;
       text = g.dump(2);
     }
     write_text(model_ / "gate.json", text);
