@@ -4,8 +4,9 @@
 # the same noise on CUDA; the candidate's manifest names the fused call; its per-step velocities
 # differ from the provider's (another implementation ran) by no more than bf16 rounding; its
 # resume-check passes (preempted and resumed runs byte-identical); `call` replays a saved step
-# bit for bit; `bench` times provider and candidate calls in one run; resuming the CUDA run on
-# CPU and a per-group swap inside the blocks are refused with exit 2, the latter before
+# bit for bit; `bench` times provider and candidate calls in one run; the gate qualifies the
+# fused candidate on CUDA for a gated contract; resuming the CUDA run on CPU, a CUDA gate for a
+# CPU candidate and a per-group swap inside the blocks are refused with exit 2, the last before
 # anything is written. Skips without a GPU.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -58,6 +59,25 @@ grep -q "no per-stage trace" <<<"$LAST_ERR" || fail "unclear trace refusal: $LAS
 "$H3P_CLI" bench --model R/models/full-shape --device cuda --impl provider --impl candidate \
   --repeats 3 --json bench.json
 python3 -c "import json; r = json.load(open('bench.json'))['rows']; assert 'fused_call' in r[1] and 'fused_call' not in r[0], r"
+
+# The gate of the candidate on CUDA (its blocks and call through the fused blocks, from the
+# provider run's step 0), and a gated contract generating under it; the CUDA gate does not
+# qualify the candidate on CPU.
+sed -e 's/"require_gate": false/"require_gate": true/' -e 's/"name": "fused"/"name": "gated"/' \
+  c.json > gated.json
+"$H3P_CLI" --progress none gate --contract gated.json --runs R --run R/fused/provider/seed-7 \
+  --device cuda > gate.txt || fail "gate on CUDA exited $?: $(cat gate.txt)"
+cat gate.txt
+python3 - R/models/full-shape/gate.json <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))
+assert g["passed"] and g["device"] == "cuda" and "fused CUDA blocks" in g["fused_call"], g["fused_call"]
+PY
+"$H3P_CLI" --progress none generate --contract gated.json --impl candidate --seed 7 --runs R \
+  --device cuda || fail "gated generation on CUDA exited $?"
+expect_exit 2 "$H3P_CLI" --progress none generate --contract gated.json --impl candidate \
+  --seed 7 --runs R --device cpu
+grep -q "field 'device'" <<<"$LAST_ERR" || fail "CUDA gate accepted for CPU: $LAST_ERR"
 
 # The finished CUDA run is not continued on another kind of device.
 expect_exit 2 "$H3P_CLI" --progress none generate --contract c.json --impl candidate --seed 7 \
