@@ -1,7 +1,7 @@
 #pragma once
 // A whole transformer call computed outside the op-by-op graph: the candidate's fused CUDA
-// blocks (kernels/cuda/full_call.h). Generation uses one where the impl spec runs every block
-// group on the candidate on a GPU and the binary was built with one.
+// blocks (kernels/cuda/full_call.h). core/runs/call_runner.h uses one where the impl spec runs
+// every block group on the candidate on a GPU and the binary was built with one.
 #include <cstddef>
 #include <functional>
 #include <memory>

@@ -20,6 +20,7 @@
 #include "core/ops/group_ops.h"
 #include "core/runs/call_runner.h"
 #include "core/runs/environment.h"
+#include "core/runs/manifest.h"
 #include "core/runs/run_reader.h"
 #include "core/runs/step_store.h"
 
@@ -442,11 +443,10 @@ json check_generation_gate(const contract::Contract& contract, const fs::path& m
     throw_input(file.string(), "field 'candidate': the gate qualified '" + g.candidate +
                                    "', not '" + spec.text + "'");
   }
-  auto kind = [](const std::string& d) { return d.substr(0, d.find(':')); };
-  if (spec.uses_candidate() && kind(g.device) != kind(device)) {
+  if (spec.uses_candidate() && device_kind(g.device) != device_kind(device)) {
     throw_input(file.string(), "field 'device': the gate qualified the candidate on '" +
                                    g.device + "', this generation runs it on '" + device +
-                                   "'; run the gate with --device " + kind(device));
+                                   "'; run the gate with --device " + device_kind(device));
   }
   return {{"file", override_.file.empty() ? std::string("gate.json (next to the model)")
                                           : fs::absolute(file).lexically_normal().string()},

@@ -57,7 +57,7 @@ struct GateParams {
   double multiplier = kDefaultGateMultiplier;
   std::map<std::string, double> tolerances = default_gate_tolerances();
   std::string device = "cpu";
-  // The candidate on CUDA runs as these fused blocks (runs/call_runner.h); gate.json then
+  // The candidate on CUDA runs as these fused blocks (core/runs/call_runner.h); gate.json then
   // records what ran fused under "fused_call".
   model::FusedCallFactory fused_candidate;
   std::filesystem::path out;           // gate.json; empty: default_gate_path(model)

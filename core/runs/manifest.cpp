@@ -223,12 +223,14 @@ void check_compatible(const Manifest& existing, const Manifest& expected,
   }
   const std::string run_device = environment_string(existing, "device");
   const std::string now_device = environment_string(expected, "device");
-  auto kind = [](const std::string& device) { return device.substr(0, device.find(':')); };
-  if (!run_device.empty() && !now_device.empty() && kind(run_device) != kind(now_device)) {
+  if (!run_device.empty() && !now_device.empty() &&
+      device_kind(run_device) != device_kind(now_device)) {
     fail(context, "environment.device",
          "run was computed on '" + run_device + "', this request runs on '" + now_device +
-             "' (resume with --device " + kind(run_device) + ")");
+             "' (resume with --device " + device_kind(run_device) + ")");
   }
 }
+
+std::string device_kind(const std::string& device) { return device.substr(0, device.find(':')); }
 
 }  // namespace h3p::runs

@@ -56,4 +56,7 @@ Manifest read_manifest(const std::filesystem::path& file);
 void check_compatible(const Manifest& existing, const Manifest& expected,
                       const std::filesystem::path& manifest_file);
 
+// The kind of a device as --device names it: "cuda:1" -> "cuda", "cpu" -> "cpu".
+std::string device_kind(const std::string& device);
+
 }  // namespace h3p::runs
