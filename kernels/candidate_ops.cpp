@@ -47,7 +47,8 @@ void require_cpu(const char* op, const at::Tensor& t, const char* name) {
   if (!t.defined()) fail(op, std::string(name) + " is undefined");
   if (t.is_cuda()) {
     fail(op, std::string(name) + " is on CUDA: the candidate's per-op kernels run on CPU; on a "
-             "GPU the candidate runs as whole fused blocks (generate, resume-check, call, bench)");
+             "GPU the candidate runs as whole fused blocks (generate, resume-check, call, "
+             "bench, gate)");
   }
   if (!t.device().is_cpu()) fail(op, std::string(name) + " is on " + t.device().str());
 }
