@@ -22,7 +22,10 @@ class GroupOps {
 };
 
 // Resolves a spec: provider groups get the provider OpSet with their backend; candidate groups
-// get `candidate`. Throws InputError when the spec needs a candidate and `candidate` is null.
+// get `candidate`; plugin groups load the spec's plugin (once per process) and run its tables,
+// and the groups it does not provide take the spec's `rest` choice. Throws InputError when the
+// spec needs a candidate and `candidate` is null, when the plugin cannot be loaded, or when it
+// lacks a group the spec gives it and no `rest` is named (listing every such group).
 GroupOps resolve_group_ops(const ImplSpec& spec, const OpSetPtr& candidate);
 
 }  // namespace h3p::ops

@@ -41,12 +41,31 @@ ImplSpec ImplSpec::parse(std::string_view text) {
     spec.base = Impl::provider;
   } else if (base == "candidate") {
     spec.base = Impl::candidate;
+  } else if (base == "plugin" || base == "python") {
+    spec.base = Impl::plugin;
+    spec.plugin.kind = base == "plugin" ? PluginKind::library : PluginKind::python;
+    if (colon == std::string_view::npos) {
+      throw_input(context, std::string(base) + " needs a reference: " + std::string(base) +
+                               (base == "plugin" ? ":PATH.so or plugin:NAME"
+                                                 : ":FILE.py or python:MODULE"));
+    }
+    const std::size_t ref_end = text.find(':', colon + 1);
+    spec.plugin.ref = std::string(text.substr(colon + 1, ref_end == std::string_view::npos
+                                                             ? std::string_view::npos
+                                                             : ref_end - colon - 1));
+    if (spec.plugin.ref.empty()) throw_input(context, std::string(base) + " reference is empty");
+    if (spec.plugin.ref.find(',') != std::string::npos) {
+      throw_input(context, "plugin reference '" + spec.plugin.ref + "' must not contain ','");
+    }
+    colon = ref_end;
   } else {
-    throw_input(context, "base must be 'provider' or 'candidate', got '" + std::string(base) + "'");
+    throw_input(context, "base must be 'provider', 'candidate', 'plugin:PATH' or "
+                         "'python:FILE', got '" + std::string(base) + "'");
   }
   for (auto& c : spec.groups) c = GroupChoice{spec.base, ""};
   if (colon == std::string_view::npos) return spec;
 
+  const bool plugin_base = spec.base == Impl::plugin;
   std::set<Group> named;
   for (std::string_view item : split(text.substr(colon + 1), ',')) {
     std::size_t eq = item.find('=');
@@ -56,7 +75,11 @@ ImplSpec ImplSpec::parse(std::string_view text) {
     std::string_view target = item.substr(0, eq);
     std::string_view value = item.substr(eq + 1);
     std::vector<Group> targets;
-    if (target == "all") {
+    const bool is_rest = target == "rest";
+    if (is_rest) {
+      if (!plugin_base) throw_input(context, "'rest' is for plugin specs (plugin:PATH:rest=...)");
+      if (spec.rest) throw_input(context, "'rest' is named twice");
+    } else if (target == "all") {
       targets.assign(kAllGroups.begin(), kAllGroups.end());
     } else if (target == "interim") {
       for (Group g : kAllGroups) {
@@ -71,24 +94,26 @@ ImplSpec ImplSpec::parse(std::string_view text) {
       std::string known;
       for (Group g2 : kAllGroups) known += std::string(group_name(g2)) + " ";
       throw_input(context, "unknown group '" + std::string(target) + "' (known: " + known +
-                               "interim all)");
+                               "interim all" + (plugin_base ? " rest)" : ")"));
     }
-    for (Group g : targets) {
-      GroupChoice choice;
-      if (value == "provider") {
-        choice = {Impl::provider, ""};
-      } else if (value == "candidate") {
-        choice = {Impl::candidate, ""};
-      } else if (targets.size() == 1 && is_backend_of(g, value)) {
-        choice = {Impl::provider, std::string(value)};
-      } else {
-        throw_input(context, "unknown value '" + std::string(value) + "' for '" +
-                                 std::string(target) +
-                                 "' (provider, candidate, or a backend: attention=flash|"
-                                 "efficient|math|cudnn, gemm=cublaslt)");
-      }
-      spec.groups[static_cast<std::size_t>(g)] = choice;
+    GroupChoice choice;
+    if (value == "provider") {
+      choice = {Impl::provider, ""};
+    } else if (value == "candidate") {
+      choice = {Impl::candidate, ""};
+    } else if (value == "plugin" && plugin_base && !is_rest) {
+      choice = {Impl::plugin, ""};
+    } else if (targets.size() == 1 && is_backend_of(targets.front(), value)) {
+      choice = {Impl::provider, std::string(value)};
+    } else {
+      throw_input(context, "unknown value '" + std::string(value) + "' for '" +
+                               std::string(target) + "' (provider, candidate, " +
+                               (plugin_base && !is_rest ? "plugin, " : "") +
+                               "or a backend: attention=flash|efficient|math|cudnn, "
+                               "gemm=cublaslt)");
     }
+    if (is_rest) spec.rest = choice;
+    for (Group g : targets) spec.groups[static_cast<std::size_t>(g)] = choice;
   }
   return spec;
 }
@@ -96,6 +121,13 @@ ImplSpec ImplSpec::parse(std::string_view text) {
 bool ImplSpec::uses_candidate() const {
   for (const auto& c : groups) {
     if (c.impl == Impl::candidate) return true;
+  }
+  return false;
+}
+
+bool ImplSpec::uses_plugin() const {
+  for (const auto& c : groups) {
+    if (c.impl == Impl::plugin) return true;
   }
   return false;
 }
@@ -111,7 +143,10 @@ std::string ImplSpec::describe() const {
   std::ostringstream out;
   for (Group g : kAllGroups) {
     const GroupChoice& c = choice(g);
-    out << group_name(g) << "=" << (c.impl == Impl::provider ? "provider" : "candidate");
+    out << group_name(g) << "="
+        << (c.impl == Impl::provider    ? "provider"
+            : c.impl == Impl::candidate ? "candidate"
+                                        : "plugin");
     if (!c.backend.empty()) out << "[" << c.backend << "]";
     out << "\n";
   }
