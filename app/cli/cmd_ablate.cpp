@@ -2,6 +2,7 @@
 // --all-steps) the teacher-forced per-step drift beside the free-running one.
 #include <cstdio>
 
+#include "app/cli/plugin_options.h"
 #include "app/cli/candidate.h"
 #include "app/cli/commands.h"
 #include "app/cli/progress.h"
@@ -76,6 +77,7 @@ void add_ablate(CLI::App& app, Action& action, const GlobalOptions& global) {
   CLI::App* cmd = app.add_subcommand(
       "ablate", "replay a provider run's saved step with the candidate and with each operator "
                 "group swapped to the provider; or the teacher-forced drift of every step");
+  add_check_plugin_flag(cmd);
   cmd->add_option("--candidate", opt->params.candidate_run, "the candidate's run directory")
       ->required();
   cmd->add_option("--provider", opt->params.provider_run, "the provider's run directory")

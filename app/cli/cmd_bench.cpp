@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/plugin_options.h"
 #include "app/cli/candidate.h"
 #include "app/cli/commands.h"
 #include "app/cli/embedded_contracts.h"
@@ -53,6 +54,7 @@ void add_bench(CLI::App& app, Action& action, const GlobalOptions&) {
   CLI::App* cmd = app.add_subcommand(
       "bench", "time one transformer call (demo geometry) for several impl specs in one run: "
                "median time, GFLOP/s, and each one's ratio to the first");
+  add_check_plugin_flag(cmd);
   cmd->add_option("--preset", opt->preset, "model preset to build in a temporary directory")
       ->capture_default_str();
   cmd->add_option("--model", opt->model, "use this model directory instead of a preset");

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "app/cli/plugin_options.h"
 #include "app/cli/candidate.h"
 #include "app/cli/commands.h"
 #include "core/common/error.h"
@@ -26,6 +27,7 @@ void add_call(CLI::App& app, Action& action, const GlobalOptions&) {
   CLI::App* cmd = app.add_subcommand(
       "call", "replay one transformer call file with an impl spec and write its outputs; when "
               "the file holds outputs, report the difference against them");
+  add_check_plugin_flag(cmd);
   cmd->add_option("--model", opt->model, "model directory (or its transformer/)")->required();
   cmd->add_option("--inputs", opt->inputs, "call file (safetensors)")->required();
   cmd->add_option("--impl", opt->impl, "impl spec")->capture_default_str();

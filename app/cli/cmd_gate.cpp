@@ -2,6 +2,7 @@
 // for the full call, written to gate.json; generation of a gated contract requires it passed.
 #include <cstdio>
 
+#include "app/cli/plugin_options.h"
 #include "app/cli/candidate.h"
 #include "app/cli/commands.h"
 #include "app/cli/progress.h"
@@ -24,6 +25,7 @@ void add_gate(CLI::App& app, Action& action, const GlobalOptions& global) {
       "numerical qualification that generation requires: every block in isolation and the full "
       "call, candidate vs provider (tolerance class per dtype) and candidate vs an fp32 "
       "reference (at most m x the noise floor of the provider variants); writes gate.json");
+  add_check_plugin_flag(cmd);
   auto* model = cmd->add_option("--model", opt->params.model,
                                 "model directory (or its transformer/ directory)");
   auto* contract = cmd->add_option("--contract", opt->contract,

@@ -1,6 +1,7 @@
 // `h3parity generate`: one seed of a contract with one impl spec; resumable.
 #include <cstdio>
 
+#include "app/cli/plugin_options.h"
 #include "app/cli/candidate.h"
 #include "app/cli/commands.h"
 #include "app/cli/progress.h"
@@ -23,6 +24,7 @@ void add_generate(CLI::App& app, Action& action, const GlobalOptions& global) {
   CLI::App* cmd = app.add_subcommand(
       "generate", "generate one seed of a contract with one impl spec; resumes a run that "
                   "exists, replaying its saved steps with every input digest checked");
+  add_check_plugin_flag(cmd);
   cmd->add_option("--contract", opt->contract, "contract JSON")->required();
   cmd->add_option("--impl", opt->impl, "impl spec (provider, candidate, candidate:gemm=provider, "
                                        "...)")->capture_default_str();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "app/cli/plugin_options.h"
 #include "app/cli/candidate.h"
 #include "app/cli/commands.h"
 #include "app/cli/stop_signals.h"
@@ -26,6 +27,7 @@ void add_resume_check(CLI::App& app, Action& action, const GlobalOptions& global
       "generate one seed uninterrupted, preempted once, preempted repeatedly, resumed with "
       "nothing left to compute and with --verify-last-step (under RUNS/resume-check/), and list "
       "every compared file with its byte identity; exit 1 on any difference");
+  add_check_plugin_flag(cmd);
   cmd->add_option("--contract", opt->contract, "contract JSON")->required();
   cmd->add_option("--impl", opt->impl, "impl spec")->capture_default_str();
   auto* seed = cmd->add_option("--seed", opt->seed, "seed (one of the contract's seeds)");

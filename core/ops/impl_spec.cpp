@@ -139,6 +139,11 @@ bool ImplSpec::is_plain_provider() const {
   return true;
 }
 
+std::string ImplSpec::with_override(std::string_view override_text) const {
+  const bool has_overrides = text.find('=') != std::string::npos;
+  return text + (has_overrides ? "," : ":") + std::string(override_text);
+}
+
 std::string ImplSpec::describe() const {
   std::ostringstream out;
   for (Group g : kAllGroups) {

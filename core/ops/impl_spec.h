@@ -62,6 +62,8 @@ struct ImplSpec {
   bool is_plain_provider() const;
   // One line per group ("attention=provider[flash]"), for manifests and --help output.
   std::string describe() const;
+  // This spec's text with `override_text` ("attention=provider") applied last.
+  std::string with_override(std::string_view override_text) const;
 };
 
 }  // namespace h3p::ops

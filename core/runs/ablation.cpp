@@ -91,19 +91,24 @@ AblationResult run_ablation(const AblationParams& params, const ops::OpSetPtr& c
   result.provider_spec = provider.manifest().impl_spec;
   result.candidate_spec = cand.manifest().impl_spec;
 
-  // The specs replayed, in table order.
+  // The specs replayed, in table order: the candidate run's own spec (the built-in candidate
+  // or a plugin), then that spec with each group it runs swapped back to the provider.
+  const ops::ImplSpec base = ops::ImplSpec::parse(result.candidate_spec);
   std::vector<std::pair<std::string, std::string>> specs = {
       {result.provider_spec, "provider replay (must be bitwise equal)"},
-      {"candidate", "candidate, every group"}};
+      {base.text, "candidate run's spec, every group as it ran"}};
   const std::vector<ops::Group> groups =
       params.groups.empty() ? std::vector<ops::Group>(ops::kAllGroups.begin(), ops::kAllGroups.end())
                             : params.groups;
   for (ops::Group g : groups) {
     const std::string name(ops::group_name(g));
-    specs.push_back({"candidate:" + name + "=provider", name + " from the provider"});
+    // A group the run already took from the provider has nothing to swap.
+    const ops::GroupChoice& c = base.choice(g);
+    if (c.impl == ops::Impl::provider && c.backend.empty()) continue;
+    specs.push_back({base.with_override(name + "=provider"), name + " from the provider"});
   }
-  specs.push_back({"candidate:interim=provider", "every block-interior group from the provider"});
-  specs.push_back({"candidate:all=provider", "every group from the provider"});
+  specs.push_back({base.with_override("interim=provider"), "every block-interior group from the provider"});
+  specs.push_back({base.with_override("all=provider"), "every group from the provider"});
 
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const auto& [text, what] = specs[i];

@@ -1,5 +1,7 @@
 #include "core/runs/call_runner.h"
 
+#include <ATen/ATen.h>
+
 #include "core/common/error.h"
 #include "core/ops/op_group.h"
 
@@ -8,7 +10,10 @@ namespace h3p::runs {
 CallRunner::CallRunner(const model::Transformer& transformer, const ops::ImplSpec& spec,
                        const ops::OpSetPtr& candidate, const at::Device& device,
                        const model::FusedCallFactory& fused_candidate)
-    : transformer_(transformer), group_ops_(ops::resolve_group_ops(spec, candidate)) {
+    : transformer_(transformer),
+      group_ops_(ops::resolve_group_ops(spec, candidate)),
+      spec_text_(spec.text),
+      check_outputs_(spec.uses_plugin()) {
   if (!device.is_cuda() || !spec.uses_candidate()) return;
   const std::string what = "impl spec '" + spec.text + "' on " + device.str() + ": ";
   if (!fused_candidate) {
@@ -31,7 +36,11 @@ CallRunner::CallRunner(const model::Transformer& transformer, const ops::ImplSpe
 
 model::CallOutputs CallRunner::forward(const model::CallInputs& inputs,
                                        const model::CallTrace& trace) {
-  if (!fused_) return transformer_.forward(inputs, group_ops_, trace);
+  if (!fused_) {
+    model::CallOutputs out = transformer_.forward(inputs, group_ops_, trace);
+    if (check_outputs_) check_finite(out);
+    return out;
+  }
   if (trace) {
     throw InputError(
         "the fused CUDA candidate has no per-stage trace; trace the candidate "
@@ -44,6 +53,15 @@ at::Tensor CallRunner::block(std::size_t index, const at::Tensor& x,
                              const model::CallContext& context) {
   return fused_ ? fused_->block(index, x, context)
                 : transformer_.block(index, x, context, group_ops_);
+}
+
+void CallRunner::check_finite(const model::CallOutputs& out) const {
+  for (auto [name, t] : {std::pair{"sample", &out.sample}, std::pair{"audio_sample", &out.audio_sample}}) {
+    if (t->defined() && !at::isfinite(*t).all().item<bool>()) {
+      throw InputError("impl spec '" + spec_text_ + "': the call's '" + name +
+                       "' holds NaN or Inf; rerun with --check-plugin to find the primitive");
+    }
+  }
 }
 
 std::string CallRunner::fused_description() const {

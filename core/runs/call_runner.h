@@ -32,8 +32,14 @@ class CallRunner {
   std::string fused_description() const;
 
  private:
+  // Refuses outputs holding NaN or Inf (plugin specs: a plugin's non-finite output on CUDA is
+  // caught here rather than by a synchronising check after every primitive).
+  void check_finite(const model::CallOutputs& out) const;
+
   const model::Transformer& transformer_;
   ops::GroupOps group_ops_;
+  std::string spec_text_;
+  bool check_outputs_ = false;
   std::unique_ptr<model::FusedCall> fused_;
 };
 

@@ -1,5 +1,7 @@
 #include "core/runs/gate.h"
 
+#include "core/ops/plugin/plugin_library.h"
+
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -18,6 +20,7 @@
 #include "core/model/weights.h"
 #include "core/ops/device.h"
 #include "core/ops/group_ops.h"
+#include "core/ops/plugin/plugin_library.h"
 #include "core/runs/call_runner.h"
 #include "core/runs/environment.h"
 #include "core/runs/manifest.h"
@@ -176,6 +179,7 @@ struct GateFile {
   std::string candidate;
   std::string device;
   std::string weights_digest, config_digest, sources_digest;
+  json plugin;  // the plugin identity the gate qualified; null without one
 };
 
 GateFile read_gate_file(const fs::path& file) {
@@ -212,7 +216,28 @@ GateFile read_gate_file(const fs::path& file) {
     }
     *target = d.get<std::string>();
   }
+  if (value.contains("plugin")) {
+    g.plugin = value.at("plugin");
+    if (!g.plugin.is_null() && !g.plugin.is_object()) {
+      throw_input(file.string(), "field 'plugin': must be an object or null");
+    }
+  }
   return g;
+}
+
+// Same plugin library bytes and the same source files' bytes (paths may differ).
+bool plugin_bytes_equal(const json& a, const json& b) {
+  if (a.is_null() || b.is_null()) return a.is_null() && b.is_null();
+  auto digests = [](const json& p) {
+    std::vector<std::string> out;
+    if (p.contains("sources") && p.at("sources").is_object()) {
+      for (const auto& [file, sha] : p.at("sources").items()) out.push_back(sha.dump());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  return a.value("library_sha256", std::string()) == b.value("library_sha256", std::string()) &&
+         digests(a) == digests(b);
 }
 
 std::string fmt(double v) {
@@ -267,16 +292,22 @@ GateResult run_gate(const GateParams& p, const ops::OpSetPtr& candidate) {
   const model::Transformer model(loaded.config, std::move(loaded.weights));
   const ops::ImplSpec candidate_spec = ops::ImplSpec::parse(p.candidate_spec);
   const ops::ImplSpec provider_spec = ops::ImplSpec::parse(p.provider_spec);
-  if (provider_spec.uses_candidate()) {
-    throw InputError("gate: --provider '" + p.provider_spec + "' must not use the candidate");
+  if (provider_spec.uses_candidate() || provider_spec.uses_plugin()) {
+    throw InputError("gate: --provider '" + p.provider_spec +
+                     "' must not use the candidate or a plugin");
   }
   CallRunner candidate_runner(model, candidate_spec, candidate, device, p.fused_candidate);
   result.fused_call = candidate_runner.fused_description();
+  if (auto plugin = ops::plugin::plugin_identity_for(candidate_spec)) {
+    result.plugin = ops::plugin::plugin_identity_to_json(*plugin);
+  }
   const ops::GroupOps provider_ops = ops::resolve_group_ops(provider_spec, candidate);
   std::vector<std::pair<std::string, ops::GroupOps>> variant_ops = {{p.provider_spec, provider_ops}};
   for (const auto& v : p.variants) {
     const ops::ImplSpec spec = ops::ImplSpec::parse(v);
-    if (spec.uses_candidate()) throw InputError("gate: --variant '" + v + "' uses the candidate");
+    if (spec.uses_candidate() || spec.uses_plugin()) {
+      throw InputError("gate: --variant '" + v + "' uses the candidate or a plugin");
+    }
     if (std::none_of(variant_ops.begin(), variant_ops.end(),
                      [&](const auto& e) { return e.first == v; })) {
       variant_ops.emplace_back(v, ops::resolve_group_ops(spec, candidate));
@@ -378,6 +409,7 @@ json GateResult::to_json() const {
           {"tolerances", tolerances},
           {"device", params.device},
           {"fused_call", fused_call.empty() ? json(nullptr) : json(fused_call)},
+          {"plugin", plugin},
           {"environment", environment_info()},
           {"blocks", blocks_json},
           {"call", call_json}};
@@ -439,14 +471,27 @@ json check_generation_gate(const contract::Contract& contract, const fs::path& m
                                    "'; generation of contract '" + contract.name +
                                    "' requires a passed gate (or --skip-gate)");
   }
-  if (spec.uses_candidate() && g.candidate != spec.text) {
+  const bool under_test = spec.uses_candidate() || spec.uses_plugin();
+  if (under_test && g.candidate != spec.text) {
     throw_input(file.string(), "field 'candidate': the gate qualified '" + g.candidate +
                                    "', not '" + spec.text + "'");
   }
-  if (spec.uses_candidate() && device_kind(g.device) != device_kind(device)) {
+  if (under_test && device_kind(g.device) != device_kind(device)) {
     throw_input(file.string(), "field 'device': the gate qualified the candidate on '" +
                                    g.device + "', this generation runs it on '" + device +
                                    "'; run the gate with --device " + device_kind(device));
+  }
+  // A plugin is qualified by its bytes: the gate must have run the very library and sources.
+  const auto plugin = ops::plugin::plugin_identity_for(spec);
+  const json now = plugin ? ops::plugin::plugin_identity_to_json(*plugin) : json(nullptr);
+  if (under_test && !plugin_bytes_equal(g.plugin, now)) {
+    throw_input(file.string(), "field 'plugin': the gate qualified " +
+                                   (g.plugin.is_null() ? std::string("no plugin")
+                                                       : "plugin bytes " + g.plugin.value("library_sha256", std::string("?"))) +
+                                   ", this generation loads " +
+                                   (now.is_null() ? std::string("no plugin")
+                                                  : now.value("library_sha256", std::string("?"))) +
+                                   " (or other Python sources); run the gate again");
   }
   return {{"file", override_.file.empty() ? std::string("gate.json (next to the model)")
                                           : fs::absolute(file).lexically_normal().string()},

@@ -87,6 +87,7 @@ struct GateResult {
   std::string inputs_description;  // the call file or "<run> step K", with its digest
   std::string inputs_digest;       // input_digest() of the call inputs
   std::string fused_call;          // what ran fused for the candidate; empty: op by op
+  nlohmann::json plugin;           // the candidate spec's plugin identity; null without one
   std::vector<GateFigure> blocks;
   std::vector<GateFigure> call;    // call.sample, call.audio_sample
   bool passed = false;

@@ -22,6 +22,7 @@
 #include "core/model/decoder.h"
 #include "core/runs/call_runner.h"
 #include "core/runs/decoded_write.h"
+#include "core/ops/plugin/plugin_library.h"
 #include "core/runs/environment.h"
 #include "core/runs/identity.h"
 #include "core/runs/manifest.h"
@@ -148,6 +149,9 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
   expected.impl_spec = spec.text;
   expected.seed = p.seed;
   expected.identity = identity;
+  if (auto plugin = ops::plugin::plugin_identity_for(spec)) {
+    expected.plugin = ops::plugin::plugin_identity_to_json(*plugin);
+  }
   expected.environment = environment_info();
   expected.environment["device"] = ops::describe_device(device);
   expected.environment["ops"] = spec.describe();

@@ -137,7 +137,7 @@ std::string environment_string(const Manifest& manifest, const char* key) {
 }  // namespace
 
 json manifest_to_json(const Manifest& manifest) {
-  return {{"format_version", manifest.format_version},
+  json out = {{"format_version", manifest.format_version},
           {"contract_name", manifest.contract_name},
           {"contract_digest", manifest.contract_digest},
           {"impl_spec", manifest.impl_spec},
@@ -147,13 +147,16 @@ json manifest_to_json(const Manifest& manifest) {
           {"params", manifest.params},
           {"noise_digest", manifest.noise_digest},
           {"conditioning_digest", manifest.conditioning_digest}};
+  if (!manifest.plugin.is_null()) out["plugin"] = manifest.plugin;
+  return out;
 }
 
 Manifest manifest_from_json(const json& value, const std::string& context) {
   if (!value.is_object()) throw InputError(context + ": a manifest must be a JSON object");
   static const std::set<std::string> allowed = {
       "format_version", "contract_name", "contract_digest", "impl_spec",    "seed",
-      "identity",       "environment",   "params",          "noise_digest", "conditioning_digest"};
+      "identity",       "environment",   "params",          "noise_digest", "conditioning_digest",
+      "plugin"};
   for (const auto& [key, item] : value.items()) {
     if (!allowed.contains(key)) fail(context, key, "unknown field");
   }
@@ -179,6 +182,17 @@ Manifest manifest_from_json(const json& value, const std::string& context) {
   if (!manifest.params.is_object()) fail(context, "params", "must be an object");
   manifest.noise_digest = digest_field(value, "noise_digest", context, true);
   manifest.conditioning_digest = digest_field(value, "conditioning_digest", context, true);
+  if (auto it = value.find("plugin"); it != value.end()) {
+    if (!it->is_object()) fail(context, "plugin", "must be an object");
+    for (const char* key : {"library", "library_sha256", "name", "version"}) {
+      const std::string field = std::string("plugin.") + key;
+      if (!it->contains(key) || !it->at(key).is_string()) fail(context, field, "must be a string");
+    }
+    if (!is_sha256_hex(it->at("library_sha256").get<std::string>())) {
+      fail(context, "plugin.library_sha256", "must be a lower-case hex SHA-256");
+    }
+    manifest.plugin = *it;
+  }
   return manifest;
 }
 
@@ -208,6 +222,14 @@ void check_compatible(const Manifest& existing, const Manifest& expected,
   compare("contract_name", existing.contract_name, expected.contract_name);
   compare("contract_digest", existing.contract_digest, expected.contract_digest);
   compare("impl_spec", existing.impl_spec, expected.impl_spec);
+  if (const std::string d = first_difference(existing.plugin, expected.plugin, "plugin"); !d.empty()) {
+    fail(context, d,
+         "the run was made with " + show(value_at(existing.plugin, d.substr(6))) +
+             ", this request loads " + show(value_at(expected.plugin, d.substr(6))) +
+             ": a changed plugin does not continue a run (its numerics are not the run's); "
+             "restore the plugin the run was made with, or generate into another --runs "
+             "directory (`h3parity adopt --help`)");
+  }
   compare("seed", std::to_string(existing.seed), std::to_string(expected.seed));
   const std::string diff = first_difference(existing.params, expected.params, "params");
   if (!diff.empty()) {

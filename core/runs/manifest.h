@@ -26,12 +26,17 @@ struct Manifest {
   nlohmann::json params = nlohmann::json::object();       // geometry, steps, shifts, save_inputs
   std::string noise_digest;         // sha256 of inputs/noise.safetensors; empty until written
   std::string conditioning_digest;  // sha256 of inputs/conditioning.safetensors; likewise
+  // The candidate plugin a plugin spec ran (ops/plugin/plugin_library.h PluginIdentity: kind,
+  // library, library_sha256, argument, name, version, abi_version, sources, groups); null
+  // when no group runs a plugin. Part of what the run is bound to.
+  nlohmann::json plugin;
 
   bool operator==(const Manifest&) const = default;
 };
 
 // The JSON form: keys format_version, contract_name, contract_digest, impl_spec, seed,
-// identity, environment, params, noise_digest, conditioning_digest.
+// identity, environment, params, noise_digest, conditioning_digest, and plugin where a plugin
+// ran (absent otherwise, so manifests of runs without plugins are unchanged).
 nlohmann::json manifest_to_json(const Manifest& manifest);
 
 // Validates and converts; `context` (the file) prefixes every error:
@@ -48,7 +53,9 @@ Manifest read_manifest(const std::filesystem::path& file);
 // Throws InputError "<manifest_file>: field '<first differing field>': ..." unless `existing`
 // (read from manifest_file) may be continued by a process that would write `expected`.
 // Compared in order: format_version, identity (weights, config, then the first differing
-// source file), contract_name, contract_digest, impl_spec, seed, params (first differing key),
+// source file), contract_name, contract_digest, impl_spec, plugin (the first differing field:
+// a changed plugin library or Python source does not continue a run), seed, params (first
+// differing key),
 // noise_digest and conditioning_digest (only where both are non-empty), then the device kind
 // (environment.device without its index, where both record one: steps computed on another
 // kind of device would not continue the run's numerics). The rest of the environment is not
