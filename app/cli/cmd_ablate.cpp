@@ -1,5 +1,6 @@
 // `h3parity ablate`: replay a provider run's saved step with operator groups swapped, or (with
 // --all-steps) the teacher-forced per-step drift beside the free-running one.
+#include <algorithm>
 #include <cstdio>
 
 #include "app/cli/plugin_options.h"
@@ -32,15 +33,18 @@ void print_ablation(const runs::AblationResult& r) {
   std::printf("ablation at step %d: provider %s (%s), candidate %s (%s)\n", r.params.step,
               r.params.provider_run.string().c_str(), r.provider_spec.c_str(),
               r.params.candidate_run.string().c_str(), r.candidate_spec.c_str());
-  std::printf("%-34s %12s %12s %12s %12s %8s\n", "impl spec", "video rel_l2", "audio rel_l2",
+  // The spec column fits the longest spec (plugin specs carry a path).
+  int width = 34;
+  for (const auto& row : r.rows) width = std::max(width, static_cast<int>(row.impl_spec.size()));
+  std::printf("%-*s %12s %12s %12s %12s %8s\n", width, "impl spec", "video rel_l2", "audio rel_l2",
               "video maxabs", "audio maxabs", "bitwise");
   for (const auto& row : r.rows) {
-    std::printf("%-34s %12.3e %12.3e %12.3e %12.3e %8s\n", row.impl_spec.c_str(),
+    std::printf("%-*s %12.3e %12.3e %12.3e %12.3e %8s\n", width, row.impl_spec.c_str(),
                 row.video.rel_l2, row.audio.rel_l2, row.video.max_abs, row.audio.max_abs,
                 row.video.bitwise_equal && row.audio.bitwise_equal ? "yes" : "no");
   }
   if (r.free_video) {
-    std::printf("%-34s %12.3e %12.3e %12.3e %12.3e %8s\n", "candidate run (free-running)",
+    std::printf("%-*s %12.3e %12.3e %12.3e %12.3e %8s\n", width, "candidate run (free-running)",
                 r.free_video->rel_l2, r.free_audio->rel_l2, r.free_video->max_abs,
                 r.free_audio->max_abs,
                 r.free_video->bitwise_equal && r.free_audio->bitwise_equal ? "yes" : "no");

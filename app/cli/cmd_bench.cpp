@@ -106,7 +106,9 @@ void add_bench(CLI::App& app, Action& action, const GlobalOptions&) {
                   static_cast<long long>(c.text_tokens), cost.total() / 1e9,
                   at::get_num_threads(), ops::describe_device(device).c_str(),
                   ops::torch_version_string().c_str());
-      std::printf("%-28s %12s %10s %10s\n", "impl spec", "median ms", "GFLOP/s", "ratio");
+      int width = 28;
+      for (const std::string& text : opt->impls) width = std::max(width, static_cast<int>(text.size()));
+      std::printf("%-*s %12s %10s %10s\n", width, "impl spec", "median ms", "GFLOP/s", "ratio");
       nlohmann::json rows = nlohmann::json::array();
       double peer = 0;
       for (const std::string& text : opt->impls) {
@@ -114,12 +116,12 @@ void add_bench(CLI::App& app, Action& action, const GlobalOptions&) {
         runs::CallRunner runner(transformer, spec, candidate_ops(), device, fused_candidate_call());
         const double s = median_seconds(runner, inputs, opt->repeats);
         if (peer == 0) peer = s;
-        std::printf("%-28s %12.2f %10.2f %10.3f\n", text.c_str(), s * 1e3, cost.total() / s / 1e9,
+        std::printf("%-*s %12.2f %10.2f %10.3f\n", width, text.c_str(), s * 1e3, cost.total() / s / 1e9,
                     s / peer);
         rows.push_back({{"impl", text}, {"median_ms", s * 1e3},
                         {"gflops", cost.total() / s / 1e9}, {"ratio_to_first", s / peer}});
         if (const std::string fused = runner.fused_description(); !fused.empty()) {
-          std::printf("%-28s %s\n", "", fused.c_str());
+          std::printf("%-*s %s\n", width, "", fused.c_str());
           rows.back()["fused_call"] = fused;
         }
       }

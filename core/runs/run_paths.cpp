@@ -22,9 +22,21 @@ std::string impl_dir_name(std::string_view impl_spec) {
   const std::string context = "impl spec '" + std::string(impl_spec) + "'";
   if (impl_spec.empty()) throw_input("impl spec", "must not be empty");
   if (impl_spec.front() == '.') throw_input(context, "must not start with '.'");
+  // A plugin's path names its run directory by the file name alone; the manifest keeps the
+  // spec verbatim.
+  std::string spec(impl_spec);
+  if (spec.starts_with("plugin:") || spec.starts_with("python:")) {
+    const std::size_t start = 7, end = spec.find(':', start);
+    const std::string ref = spec.substr(start, end == std::string::npos ? end : end - start);
+    std::string file = ref.substr(ref.find_last_of('/') == std::string::npos ? 0 : ref.find_last_of('/') + 1);
+    if (file.empty() || file.front() == '.') {
+      throw_input(context, "plugin reference '" + ref + "' has no file name for a run directory");
+    }
+    spec.replace(start, ref.size(), file);
+  }
   std::string out;
-  out.reserve(impl_spec.size());
-  for (char c : impl_spec) {
+  out.reserve(spec.size());
+  for (char c : spec) {
     if (c == ':') {
       out.push_back('@');
     } else if (c == ',') {

@@ -18,7 +18,10 @@ namespace h3p::runs {
 // Maps an impl spec to a directory name, reversibly: ':' -> '@', ',' -> '+', every other
 // allowed character ([A-Za-z0-9._=-]) kept ("candidate:attention=provider,gemm=provider" ->
 // "candidate@attention=provider+gemm=provider"). Throws InputError for an empty spec, one
-// starting with '.', or one holding any other character ('/', '@', '+', spaces, ...).
+// starting with '.', or one holding any other character ('/', '@', '+', spaces, ...). A plugin
+// spec's reference is reduced to its file name first ("plugin:/opt/k/libk.so:rest=provider" ->
+// "plugin@libk.so@rest=provider"), so for plugin specs the map is reversible only up to the
+// directory of the plugin (the manifest holds the spec verbatim).
 std::string impl_dir_name(std::string_view impl_spec);
 
 // Inverse of impl_dir_name. Throws InputError when `dir_name` is not such a name.

@@ -2,9 +2,10 @@
 // PluginOps: the OpSet of one operator group run by a loaded plugin. Each primitive checks its
 // operands against the provider's contract (plugin_contract.h), passes them as compact
 // row-major DLTensors, allocates the output with the provider's shape and dtype, and turns a
-// plugin's error status into an InputError naming the plugin, group and primitive. A CPU
-// output holding NaN or Inf is refused; on CUDA that check runs in check mode (the call
-// runner checks every call's outputs on every device).
+// plugin's error status into an InputError naming the plugin, group and primitive. NaN or Inf
+// in a primitive's output is refused in check mode (--check-plugin); otherwise the call runner
+// refuses a call whose outputs hold any, which costs one pass per call instead of one per
+// primitive (and no synchronisation per primitive on a GPU).
 #include <memory>
 
 #include "core/ops/op_group.h"
