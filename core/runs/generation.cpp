@@ -111,6 +111,8 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
   // 1. What runs: impl spec, device, model, identity.
   const ops::ImplSpec spec = ops::ImplSpec::parse(p.impl_spec);
   const at::Device device = ops::resolve_device(p.device);
+  // The spec's implementations (a plugin loaded and checked) before anything is written.
+  ops::resolve_group_ops(spec, candidate);
   const fs::path model_dir = materialise_model(p.contract, p.runs_root);
   const fs::path transformer_dir = model::resolve_transformer_dir(model_dir);
   const ModelIdentity identity = compute_identity(transformer_dir);

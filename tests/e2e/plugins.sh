@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# e2e: candidate plugins through the C ABI, as a kernel team uses them.
+#  1. The built-in candidate exported as a plugin generates byte-identical latents to
+#     --impl candidate; resume-check passes with it; ablate of its run uses the run's own spec
+#     (every row equal to the built-in candidate's table, all=provider bitwise the provider).
+#  2. The plain-loops example (public header only) generates, and resume-check passes.
+#  3. Bad plugins: exit 2 with the plugin and the broken rule named, and no run directory when
+#     the plugin cannot be loaded; a group failing mid-run leaves the saved steps to resume.
+#  4. A plugin that kills the process mid-run loses no saved step; the resumed run equals an
+#     uninterrupted one. A changed plugin file does not continue a run.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+sed -e 's/"sampling_steps": 50/"sampling_steps": 12/' \
+  "$H3P_SOURCE_DIR/resources/contracts/demo.json" > c.json
+bad=$H3P_BINARY_DIR/tests/core/ops/plugins
+gen() { "$H3P_CLI" --progress none generate --contract c.json --seed 42 --runs "$1" --impl "$2"; }
+
+# 1. The built-in candidate through the ABI.
+gen R candidate >/dev/null
+gen R plugin:h3p_candidate >/dev/null
+cmp R/demo/candidate/seed-42/latents.safetensors R/demo/plugin@h3p_candidate/seed-42/latents.safetensors ||
+  fail "plugin:h3p_candidate latents differ from --impl candidate"
+# Every step's tensors (the files' metadata name the spec, so compare the tensors).
+python3 - R/demo/candidate/seed-42/steps R/demo/plugin@h3p_candidate/seed-42/steps <<'PY'
+import json, os, struct, sys
+def tensors(path):
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    head = json.loads(raw[8:8 + n])
+    head.pop("__metadata__", None)
+    return {k: (v["dtype"], v["shape"], raw[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]])
+            for k, v in head.items()}
+a, b = sys.argv[1:]
+files = sorted(f for f in os.listdir(a) if f.endswith(".safetensors"))
+assert len(files) == 11, files
+for f in files:
+    assert tensors(os.path.join(a, f)) == tensors(os.path.join(b, f)), f
+PY
+python3 - R/demo/plugin@h3p_candidate/seed-42/manifest.json <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+p = m["plugin"]
+assert m["impl_spec"] == "plugin:h3p_candidate", m["impl_spec"]
+assert p["name"] == "h3p-candidate" and p["kind"] == "library" and len(p["library_sha256"]) == 64, p
+assert p["library"].endswith("/plugins/libh3p_candidate.so") and len(p["groups"]) == 10, p
+PY
+"$H3P_CLI" --progress none resume-check --contract c.json --impl plugin:h3p_candidate --seed 42 \
+  --runs RC --preempt-every 5 > rc.txt || fail "resume-check of plugin:h3p_candidate exited $?: $(cat rc.txt)"
+grep -qi "passed" rc.txt || fail "resume-check did not pass: $(cat rc.txt)"
+
+gen R provider >/dev/null
+"$H3P_CLI" --progress none ablate --candidate R/demo/plugin@h3p_candidate/seed-42 \
+  --provider R/demo/provider/seed-42 --step 0 --json plugin.json >/dev/null
+"$H3P_CLI" --progress none ablate --candidate R/demo/candidate/seed-42 \
+  --provider R/demo/provider/seed-42 --step 0 --json builtin.json >/dev/null
+python3 - plugin.json builtin.json <<'PY'
+import json, sys
+p, b = (json.load(open(f)) for f in sys.argv[1:])
+rows = {r["impl_spec"]: r for r in p["rows"]}
+assert "plugin:h3p_candidate:attention=provider" in rows, list(rows)
+assert rows["plugin:h3p_candidate:all=provider"]["video"]["bitwise_equal"], rows
+assert len(p["rows"]) == len(b["rows"]), (len(p["rows"]), len(b["rows"]))
+for pr, br in zip(p["rows"][1:], b["rows"][1:]):
+    # The same kernels through the ABI: every row of the table is the same figure.
+    assert pr["video"]["rel_l2"] == br["video"]["rel_l2"], (pr["impl_spec"], br["impl_spec"])
+    assert pr["audio"]["rel_l2"] == br["audio"]["rel_l2"], (pr["impl_spec"], br["impl_spec"])
+PY
+
+# 2. The plain-loops example, found on H3P_PLUGIN_PATH by name.
+cp "$(dirname "$H3P_CLI")/plugins/libh3p_plain_loops.so" mine.so
+H3P_PLUGIN_PATH=$PWD "$H3P_CLI" --progress none resume-check --contract c.json --impl plugin:mine.so \
+  --seed 42 --runs RP --preempt-every 6 > rp.txt || fail "resume-check of plain loops exited $?: $(cat rp.txt)"
+H3P_PLUGIN_PATH=$PWD gen G plugin:mine.so >/dev/null
+
+# 3. The refusal matrix: nothing is created when the plugin cannot be loaded.
+refuse() {  # refuse SPEC NEEDLE [extra args]
+  local spec=$1 needle=$2; shift 2
+  expect_exit 2 "$H3P_CLI" --progress none generate --contract c.json --seed 42 --runs B --impl "$spec" "$@"
+  grep -qF -- "$needle" <<<"$LAST_ERR" || fail "'$spec': message lacks '$needle': $LAST_ERR"
+}
+refuse plugin:$bad/libmisbehaving_no_entry.so "no entry point 'h3p_candidate_plugin'"
+refuse plugin:$bad/libmisbehaving_wrong_abi.so "abi_version 2.0 is not supported"
+refuse plugin:$bad/libmisbehaving_create_fails.so "create failed (status 1): no licence for this GPU"
+refuse plugin:$bad/libmisbehaving_missing_prim.so "group 'adaln' is provided but lacks gather_rows"
+refuse plugin:$bad/libmisbehaving_attention_only.so "does not provide these groups: gemm swiglu adaln"
+refuse plugin:no_such_plugin "no plugin library named 'no_such_plugin'"
+refuse plugin:/nonexistent/libk.so "not found"
+[[ ! -e B ]] || fail "a refused plugin left files: $(find B | head)"
+# Failing inside a call: the manifest and inputs stay, no step is written, and the error names
+# the plugin, its group and primitive.
+refuse plugin:$bad/libmisbehaving_error_status.so:rest=provider \
+  "plugin 'misbehaving-error_status' ($bad/libmisbehaving_error_status.so): group 'attention': attention: returned status 1: attention kernel: launch failed (simulated)"
+refuse plugin:$bad/libmisbehaving_nan_output.so:rest=provider "holds NaN or Inf; rerun with --check-plugin"
+refuse plugin:$bad/libmisbehaving_nan_output.so:rest=provider "group 'attention': attention: output" --check-plugin
+refuse plugin:$bad/libmisbehaving_writes_outside.so:rest=provider "wrote outside its output" --check-plugin
+refuse plugin:$bad/libmisbehaving_writes_input.so:rest=provider "wrote into its 1st input" --check-plugin
+[[ -z $(find B -path "*/steps/*" -type f) ]] || fail "a failing plugin left step files: $(find B -path "*/steps/*" -type f)"
+
+# 4. A plugin that kills the process mid-run, then the resume; the same library uninterrupted.
+crash=plugin:$bad/libmisbehaving_crash_after.so:rest=provider
+dir=K/demo/plugin@libmisbehaving_crash_after.so@rest=provider/seed-42
+status=0
+H3P_TEST_CRASH_AT_CALL=7 gen K "$crash" >/dev/null 2>&1 || status=$?
+[[ $status == 137 ]] || fail "the crashing plugin's run exited $status, want 137 (SIGKILL)"
+saved=$(ls $dir/steps/*.json | wc -l)
+[[ $saved -ge 1 && $saved -lt 11 ]] || fail "expected some saved steps after the crash, got $saved"
+out=$(gen K "$crash") || fail "resume after the crash exited $?"
+grep -q "$saved replayed from disk" <<<"$out" || fail "resume did not replay the $saved saved steps: $out"
+gen U "$crash" >/dev/null
+cmp $dir/latents.safetensors U/demo/plugin@libmisbehaving_crash_after.so@rest=provider/seed-42/latents.safetensors ||
+  fail "the resumed run differs from an uninterrupted one"
+
+# A changed plugin does not continue a run: the manifest field and both digests are named.
+printf 'changed' >> mine.so
+expect_exit 2 env H3P_PLUGIN_PATH=$PWD "$H3P_CLI" --progress none generate --contract c.json \
+  --seed 42 --runs G --impl plugin:mine.so
+grep -q "field 'plugin.library_sha256'" <<<"$LAST_ERR" || fail "changed plugin: $LAST_ERR"
+grep -q "a changed plugin does not continue a run" <<<"$LAST_ERR" || fail "changed plugin: $LAST_ERR"
+echo "plugins: all checks passed"
