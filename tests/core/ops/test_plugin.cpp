@@ -212,7 +212,7 @@ class PluginTest : public QObject {
     QTest::addColumn<QString>("needle");
     QTest::newRow("error status") << "error_status" << false
                                   << "group 'attention': attention: returned status 1: attention kernel: launch failed (simulated)";
-    QTest::newRow("NaN output") << "nan_output" << false << "holds NaN or Inf";
+    QTest::newRow("NaN output (check)") << "nan_output" << true << "holds NaN or Inf";
     QTest::newRow("writes outside (check)") << "writes_outside" << true << "wrote outside its output";
     QTest::newRow("writes its input (check)") << "writes_input" << true << "wrote into its 1st input";
     QTest::newRow("leaves an element (check)") << "leaves_unwritten" << true << "did not write";
