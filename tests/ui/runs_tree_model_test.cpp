@@ -2,11 +2,15 @@
 #include "ui/models/runs_tree_model.h"
 
 #include <QDir>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "run_tree_fixture.h"
+#include "ui/controllers/ablation_controller.h"
+#include "ui/controllers/job.h"
 
 using h3p::ui::RunsTreeModel;
 using h3p::ui::test::manifestFor;
@@ -29,6 +33,7 @@ class RunsTreeModelTest : public QObject {
   void twoManifestsGiveContractSeedRunRows();
   void runsOfOneSeedSitTogetherProviderFirst();
   void implSpecComesFromManifestNotDirectoryName();
+  void pluginRunsShowTheirSpecAndPlugin();
   void seedsSortNumericallyAndNonRunsAreSkipped();
   void brokenManifestFallsBackToDirectoryNames();
   void missingDirectoryGivesEmptyModel();
@@ -116,6 +121,31 @@ void RunsTreeModelTest::implSpecComesFromManifestNotDirectoryName() {
   QCOMPARE(run->text(), QString("candidate:attention=provider"));
   QCOMPARE(run->data(RunsTreeModel::ImplSpecRole).toString(),
            QString("candidate:attention=provider"));
+}
+
+void RunsTreeModelTest::pluginRunsShowTheirSpecAndPlugin() {
+  QTemporaryDir runs;
+  QVERIFY(runs.isValid());
+  QJsonObject manifest = QJsonDocument::fromJson(manifestFor("plugin:/opt/acme/libacme.so", 3)).object();
+  manifest.insert("plugin", QJsonObject{{"kind", "library"},
+                                        {"library", "/opt/acme/libacme.so"},
+                                        {"library_sha256", QString(64, 'a')},
+                                        {"argument", ""},
+                                        {"name", "acme-kernels"},
+                                        {"version", "0.3"}});
+  QVERIFY(!writeRun(runs.path(), "c", "plugin@libacme.so", 3, QJsonDocument(manifest).toJson()).isEmpty());
+  QVERIFY(!writeRun(runs.path(), "c", "provider", 3, manifestFor("provider", 3)).isEmpty());
+  RunsTreeModel model;
+  QCOMPARE(model.scan(runs.path()), 2);
+  const QStandardItem* run = model.item(0)->child(0)->child(1);
+  QCOMPARE(run->text(), QString("plugin:/opt/acme/libacme.so"));
+  QCOMPARE(run->data(RunsTreeModel::PluginRole).toString(),
+           QString("C plugin acme-kernels 0.3, libacme.so sha256 aaaaaaaaaaaa"));
+  QVERIFY(run->toolTip().contains("acme-kernels 0.3"));
+  // The ablation launcher pairs it with the provider run of its seed, under its own spec.
+  const QList<h3p::ui::AblationPair> pairs = h3p::ui::AblationController::pairsOf(model);
+  QCOMPARE(pairs.size(), 1);
+  QVERIFY(pairs.front().label.contains("plugin:/opt/acme/libacme.so"));
 }
 
 void RunsTreeModelTest::seedsSortNumericallyAndNonRunsAreSkipped() {

@@ -24,7 +24,22 @@ struct ManifestSummary {
   QString implSpec;            // empty when absent
   std::optional<qint64> seed;  // empty when absent
   QString error;               // "<file>: <field>: <what>" when something could not be read
+  QString plugin;              // the candidate plugin that ran, in words; empty without one
 };
+
+// "plugin acme-kernels 0.3, libacme.so sha256 1f2e3d4c5b6a" from the manifest's plugin object.
+QString describePlugin(const QJsonObject& plugin) {
+  const QString library = plugin.value(QStringLiteral("library")).toString();
+  const QString argument = plugin.value(QStringLiteral("argument")).toString();
+  const QString file = QFileInfo(argument.isEmpty() ? library : argument).fileName();
+  return QStringLiteral("%1 plugin %2 %3, %4 sha256 %5")
+      .arg(plugin.value(QStringLiteral("kind")).toString() == QLatin1String("python")
+               ? QStringLiteral("Python")
+               : QStringLiteral("C"),
+           plugin.value(QStringLiteral("name")).toString(),
+           plugin.value(QStringLiteral("version")).toString(), file,
+           plugin.value(QStringLiteral("library_sha256")).toString().left(12));
+}
 
 ManifestSummary readManifest(const QString& path) {
   ManifestSummary summary;
@@ -51,6 +66,8 @@ ManifestSummary readManifest(const QString& path) {
   } else {
     summary.error = path + ": impl_spec: missing or not a string";
   }
+  const QJsonValue plugin = root.value(QStringLiteral("plugin"));
+  if (plugin.isObject()) summary.plugin = describePlugin(plugin.toObject());
   const QJsonValue seed = root.value(QStringLiteral("seed"));
   if (seed.isDouble()) {
     summary.seed = seed.toInteger();
@@ -103,6 +120,10 @@ void setVerdict(QStandardItem* item, RunsTreeModel::Verdict verdict, const QStri
   const QString error = item->data(RunsTreeModel::ManifestErrorRole).toString();
   if (!error.isEmpty()) {
     tip += '\n' + error;
+  }
+  const QString plugin = item->data(RunsTreeModel::PluginRole).toString();
+  if (!plugin.isEmpty()) {
+    tip += '\n' + plugin;
   }
   if (verdict != RunsTreeModel::Verdict::None) {
     tip += '\n' + verdictText(verdict) + (detail.isEmpty() ? QString() : ": " + detail);
@@ -158,6 +179,7 @@ int RunsTreeModel::scan(const QString& runsDir) {
       QString implSpec;
       QString path;
       QString error;
+      QString plugin;
     };
     std::vector<Run> runs;
     for (const QString& implDir : sortedSubdirectories(contractPath)) {
@@ -171,7 +193,7 @@ int RunsTreeModel::scan(const QString& runsDir) {
         const ManifestSummary manifest = readManifest(runPath + QStringLiteral("/manifest.json"));
         runs.push_back({manifest.seed.value_or(match.captured(1).toLongLong()),
                         manifest.implSpec.isEmpty() ? implDir : manifest.implSpec, runPath,
-                        manifest.error});
+                        manifest.error, manifest.plugin});
       }
     }
     if (runs.empty()) {
@@ -202,6 +224,10 @@ int RunsTreeModel::scan(const QString& runsDir) {
       runItem->setData(contract, ContractRole);
       runItem->setData(run.seed, SeedRole);
       runItem->setData(run.implSpec, ImplSpecRole);
+      if (!run.plugin.isEmpty()) {
+        runItem->setData(run.plugin, PluginRole);
+        runItem->setToolTip(run.path + '\n' + run.plugin);
+      }
       if (!run.error.isEmpty()) {
         runItem->setData(run.error, ManifestErrorRole);
         runItem->setToolTip(run.path + '\n' + run.error);

@@ -31,6 +31,7 @@ class RunsTreeModel : public QStandardItemModel {
     ManifestErrorRole,  // non-empty when the run's manifest could not be read (QString)
     ContractRole,       // contract directory name (every row)
     VerdictRole,        // Verdict, as int (set by applyVerdicts)
+    PluginRole,         // "plugin <name> <version>, <library file> sha256 <12 hex>" (plugin runs)
   };
 
   // Pass/fail badge of a row from compare results. A run row is judged by the comparison whose
