@@ -20,11 +20,14 @@ done
 
 packages=(build-essential cmake ninja-build pkg-config git
           libtorch-dev libopenblas0-openmp nlohmann-json3-dev libssl-dev
-          libcli11-dev libspdlog-dev)
+          libcli11-dev libspdlog-dev libdlpack-dev)
 if [[ $headless == 0 ]]; then
   packages+=(qt6-base-dev qt6-multimedia-dev libqcustomplot-dev libqcustomplot2.1-qt6
              libopencv-dev libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
-             libswresample-dev)
+             libswresample-dev
+             # Python plugins: Debian builds python3-torch from libtorch-dev's source package,
+             # so the embedded interpreter's torch is the very LibTorch h3parity links.
+             python3-torch libpython3.11-dev)
 fi
 if [[ $tests == 1 ]]; then
   packages+=(xvfb xauth pulseaudio pulseaudio-utils gstreamer1.0-plugins-good
