@@ -21,7 +21,10 @@ void add_adopt(CLI::App& app, Action& action, const GlobalOptions& global) {
       "re-bind a run made by an older binary to this one: the weights and config must be the "
       "run's and every recorded model-path source file byte-identical to this binary's; the "
       "manifest's identity and the sidecar chain are re-written (journaled). Refuses naming "
-      "the first differing file (exit 1)");
+      "the first differing file (exit 1). A plugin run is re-bound only to a plugin with the "
+      "recorded bytes found at another place (plugin:NAME on another H3P_PLUGIN_PATH); a "
+      "plugin with other bytes never continues a run: restore it, or generate into another "
+      "--runs directory");
   cmd->add_option("run", opt->params.run, "run directory")->required();
   cmd->add_option("--model", opt->params.model,
                   "model directory (default: the one the manifest records)");
@@ -43,6 +46,10 @@ void add_adopt(CLI::App& app, Action& action, const GlobalOptions& global) {
                     r.from_sources_digest.c_str(), r.to_sources_digest.c_str(),
                     r.added_files.size(), r.rechained_steps);
         for (const auto& f : r.added_files) std::printf("  new: %s\n", f.c_str());
+        if (r.plugin_rebound) {
+          std::printf("  plugin: the same bytes found at another place; the manifest records "
+                      "the new place (environment.adopted.plugin_moved_from keeps the old)\n");
+        }
       }
       if (!opt->json.empty()) {
         const nlohmann::json j = {{"run", r.run.string()},
@@ -52,6 +59,7 @@ void add_adopt(CLI::App& app, Action& action, const GlobalOptions& global) {
                                   {"to_sources_digest", r.to_sources_digest},
                                   {"added_files", r.added_files},
                                   {"rechained_steps", r.rechained_steps},
+                                  {"plugin_rebound", r.plugin_rebound},
                                   {"written", r.written}};
         io::atomic_write_text(opt->json, j.dump(2) + "\n");
       }

@@ -35,8 +35,8 @@ void add_plugin_contract(CLI::App& app, Action& action, const GlobalOptions&) {
         if (!plugin->provides(g)) missing += " " + std::string(ops::group_name(g));
       }
       if (!missing.empty()) {
-        std::printf("not provided:%s (a spec names where they come from: %s:rest=provider)\n",
-                    missing.c_str(), impl->c_str());
+        std::printf("not provided:%s (a spec names where they come from: %s)\n", missing.c_str(),
+                    spec.with_override("rest=provider").c_str());
       }
       return 0;
     };

@@ -10,6 +10,7 @@
 #include "core/model/weights.h"
 #include "core/ops/device.h"
 #include "core/ops/group_ops.h"
+#include "core/ops/plugin/plugin_library.h"
 #include "core/runs/comparable.h"
 #include "core/runs/identity.h"
 #include "core/runs/run_reader.h"
@@ -50,11 +51,28 @@ struct ComparedRuns {
   model::Transformer transformer;
 };
 
+// A plugin run is replayed only with the plugin bytes it was made with: another build of the
+// plugin would put its numerics into the run's table.
+void check_plugin_unchanged(const RunReader& run) {
+  const Manifest& m = run.manifest();
+  if (m.plugin.is_null()) return;
+  const std::string file = (run.paths().root() / "manifest.json").string();
+  const auto recorded = ops::plugin::plugin_identity_from_json(m.plugin, file);
+  const auto now = ops::plugin::plugin_identity_for(ops::ImplSpec::parse(m.impl_spec));
+  if (!now || !ops::plugin::same_plugin_bytes(recorded, *now)) {
+    throw InputError(file + ": field 'plugin': the plugin the run's spec loads now is not the one "
+                     "the run was made with (" +
+                     (now ? ops::plugin::first_identity_difference(recorded, *now) : "none") +
+                     "); restore it to ablate this run");
+  }
+}
+
 ComparedRuns open_compared(const AblationParams& params) {
   const at::Device device = ops::resolve_device(params.device);
   RunReader provider = RunReader::open(params.provider_run);
   RunReader candidate = RunReader::open(params.candidate_run);
   check_comparable(provider, candidate);
+  check_plugin_unchanged(candidate);
   model::Transformer transformer = load_model(params, provider, device);
   return {std::move(provider), std::move(candidate), std::move(transformer)};
 }
@@ -100,10 +118,14 @@ AblationResult run_ablation(const AblationParams& params, const ops::OpSetPtr& c
   const std::vector<ops::Group> groups =
       params.groups.empty() ? std::vector<ops::Group>(ops::kAllGroups.begin(), ops::kAllGroups.end())
                             : params.groups;
+  std::shared_ptr<const ops::plugin::LoadedPlugin> plugin;
+  if (base.uses_plugin()) plugin = ops::plugin::load_plugin(base.plugin);
   for (ops::Group g : groups) {
     const std::string name(ops::group_name(g));
-    // A group the run already took from the provider has nothing to swap.
-    const ops::GroupChoice& c = base.choice(g);
+    // A group the run already took from the provider has nothing to swap (also one a plugin
+    // does not provide, taken from `rest=provider`).
+    ops::GroupChoice c = base.choice(g);
+    if (c.impl == ops::Impl::plugin && !plugin->provides(g) && base.rest) c = *base.rest;
     if (c.impl == ops::Impl::provider && c.backend.empty()) continue;
     specs.push_back({base.with_override(name + "=provider"), name + " from the provider"});
   }

@@ -22,6 +22,8 @@
 #include "core/io/sha256.h"
 #include "core/model/config.h"
 #include "core/runs/identity.h"
+#include "core/ops/impl_spec.h"
+#include "core/ops/plugin/plugin_library.h"
 #include "core/runs/manifest.h"
 #include "core/runs/run_lock.h"
 #include "core/runs/run_paths.h"
@@ -164,7 +166,25 @@ AdoptResult adopt_run(const AdoptParams& p) {
   for (const auto& [path, sha] : now.source_files) {
     if (!manifest.identity.source_files.contains(path)) result.added_files.push_back(path);
   }
-  if (manifest.identity == now) {
+  // 3b. A plugin run: the plugin the spec finds now must have the run's bytes; only its place
+  //     may differ (a plugin:NAME found elsewhere on H3P_PLUGIN_PATH), and then it is re-bound.
+  json plugin_now = manifest.plugin;
+  if (!manifest.plugin.is_null()) {
+    const auto current = ops::plugin::plugin_identity_for(ops::ImplSpec::parse(manifest.impl_spec));
+    plugin_now = current ? ops::plugin::plugin_identity_to_json(*current) : json(nullptr);
+    const auto recorded = ops::plugin::plugin_identity_from_json(manifest.plugin, paths.manifest().string());
+    if (!current || !ops::plugin::same_plugin_bytes(recorded, *current)) {
+      refuse(paths.manifest(), "plugin",
+             "the plugin the run's spec loads now is not the bytes the run was made with (" +
+                 (current ? ops::plugin::first_identity_difference(recorded, *current)
+                          : std::string("no plugin")) +
+                 "); its numerics may differ, so the run cannot continue under it: restore the "
+                 "plugin (library sha256 " + recorded.library_sha256 +
+                 ") or generate into another --runs directory");
+    }
+    result.plugin_rebound = plugin_now != manifest.plugin;
+  }
+  if (manifest.identity == now && !result.plugin_rebound) {
     result.already_bound = true;
     return result;
   }
@@ -177,9 +197,11 @@ AdoptResult adopt_run(const AdoptParams& p) {
   // 5. The new manifest and the re-written chain.
   Manifest adopted = manifest;
   adopted.identity = now;
+  adopted.plugin = plugin_now;
   adopted.environment["adopted"] = {{"from_sources_digest", manifest.identity.sources_digest},
                                     {"added_files", result.added_files},
                                     {"rechained_steps", saved}};
+  if (result.plugin_rebound) adopted.environment["adopted"]["plugin_moved_from"] = manifest.plugin;
   std::vector<Replacement> replacements;
   const std::string manifest_text = manifest_to_json(adopted).dump(2) + "\n";
   replacements.push_back({paths.manifest(), io::sha256_file(paths.manifest()),

@@ -5,7 +5,9 @@
 // so the run may continue under it. adopt checks that (weights and config digests equal, every
 // recorded file present in this binary with the same SHA-256), verifies every saved step, and
 // rewrites the manifest's identity to this binary's (environment.adopted records the change).
-// Otherwise it refuses and names the first differing file.
+// Otherwise it refuses and names the first differing file. A plugin run is re-bound only to a
+// plugin with the recorded bytes (library and sources) found at another place; a plugin with
+// other bytes is refused with the way through (restore it, or a new runs directory).
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -26,6 +28,7 @@ struct AdoptResult {
   std::vector<std::string> added_files;  // model-path files this binary has and the run lacks
   int rechained_steps = 0;        // sidecars rewritten (their previous_digest)
   bool written = false;           // false for a dry run or an already bound run
+  bool plugin_rebound = false;    // a plugin run whose plugin (same bytes) now lies elsewhere
 };
 
 // Throws CheckFailed "<manifest>: field 'identity.source_files['<path>']': ..." naming the

@@ -1,6 +1,7 @@
 #include "core/runs/manifest.h"
 
 #include <set>
+#include <utility>
 
 #include "core/common/error.h"
 #include "core/contract/json_text.h"
@@ -127,6 +128,44 @@ void check_identity(const ModelIdentity& run, const ModelIdentity& now,
        "differs (" + run.sources_digest + ", now " + now.sources_digest + ")");
 }
 
+// The first difference between two manifests' plugin objects: the field ("plugin.sources
+// ['/x/k.py']") and what differs in words; empty when equal. Source paths hold dots, so they
+// are compared here rather than through first_difference's dotted paths.
+std::pair<std::string, std::string> plugin_difference(const json& run, const json& now) {
+  if (run == now) return {};
+  if (run.is_null() || now.is_null()) {
+    return {"plugin", run.is_null() ? "the run was made without a plugin, this request loads one"
+                                    : "the run was made with plugin " + run.dump() +
+                                          ", this request loads none"};
+  }
+  auto text = [](const json& o, const char* key) {
+    return o.contains(key) && o.at(key).is_string() ? o.at(key).get<std::string>() : o.value(key, json()).dump();
+  };
+  for (const char* key : {"library_sha256", "kind", "name", "version", "abi_version", "argument",
+                          "library"}) {
+    if (text(run, key) != text(now, key)) {
+      return {std::string("plugin.") + key, "the run was made with '" + text(run, key) +
+                                                "', this request loads '" + text(now, key) + "'"};
+    }
+  }
+  const json none = json::object();
+  const json& a = run.contains("sources") ? run.at("sources") : none;
+  const json& b = now.contains("sources") ? now.at("sources") : none;
+  for (const auto& [file, digest] : a.items()) {
+    const std::string field = "plugin.sources['" + file + "']";
+    if (!b.contains(file)) return {field, "the run imported this file; this request does not"};
+    if (b.at(file) != digest) {
+      return {field, "the file changed (sha256 " + digest.dump() + ", now " + b.at(file).dump() + ")"};
+    }
+  }
+  for (const auto& [file, digest] : b.items()) {
+    if (!a.contains(file)) {
+      return {"plugin.sources['" + file + "']", "this request imports a file the run did not"};
+    }
+  }
+  return {"plugin", "differs (" + run.dump() + ", now " + now.dump() + ")"};
+}
+
 // A string member of the environment, or "" where absent or not a string.
 std::string environment_string(const Manifest& manifest, const char* key) {
   const auto it = manifest.environment.find(key);
@@ -222,13 +261,11 @@ void check_compatible(const Manifest& existing, const Manifest& expected,
   compare("contract_name", existing.contract_name, expected.contract_name);
   compare("contract_digest", existing.contract_digest, expected.contract_digest);
   compare("impl_spec", existing.impl_spec, expected.impl_spec);
-  if (const std::string d = first_difference(existing.plugin, expected.plugin, "plugin"); !d.empty()) {
-    fail(context, d,
-         "the run was made with " + show(value_at(existing.plugin, d.substr(6))) +
-             ", this request loads " + show(value_at(expected.plugin, d.substr(6))) +
-             ": a changed plugin does not continue a run (its numerics are not the run's); "
-             "restore the plugin the run was made with, or generate into another --runs "
-             "directory (`h3parity adopt --help`)");
+  if (const auto [field, what] = plugin_difference(existing.plugin, expected.plugin); !field.empty()) {
+    fail(context, field,
+         what + ": a changed plugin does not continue a run (its numerics are not the run's); "
+                "restore the plugin the run was made with, or generate into another --runs "
+                "directory (`h3parity adopt` re-binds a run whose plugin only moved)");
   }
   compare("seed", std::to_string(existing.seed), std::to_string(expected.seed));
   const std::string diff = first_difference(existing.params, expected.params, "params");

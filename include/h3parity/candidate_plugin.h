@@ -18,13 +18,17 @@
  * Calling convention:
  *  - h3parity allocates every output (compact row-major, the shape and dtype the provider's op
  *    produces) and passes it as `out`; a function writes every element of `out` and nothing
- *    else. Inputs are compact row-major too (strides may be NULL or the compact strides) and
- *    must not be written.
+ *    else. Inputs are compact row-major too and must not be written. h3parity passes
+ *    `strides` NULL and `byte_offset` 0, never a NULL `data`, and never calls a function whose
+ *    output has no elements; shapes and dtypes are checked against this contract before a
+ *    call (an input of another shape never reaches the plugin).
  *  - The device and stream are explicit in `H3pCall`: tensors live on `call->device`; on CUDA
  *    the work must be ordered on `call->stream` (a cudaStream_t) and may return before it
  *    completes, as a kernel launch does.
  *  - A function returns H3P_OK, or an error code with a NUL-terminated message in
- *    `call->error` (at most `call->error_size` bytes). It never throws, longjmps or exits.
+ *    `call->error` (at most `call->error_size` bytes, the NUL included). It never throws,
+ *    longjmps or exits. H3P_ERROR_UNSUPPORTED says "this device or dtype is not handled",
+ *    H3P_ERROR anything else.
  *  - h3parity calls one function at a time per context unless the plugin sets
  *    H3P_PLUGIN_THREAD_SAFE in `flags`.
  *
@@ -87,7 +91,8 @@ typedef struct H3pCall {
   void* context;     /* the plugin's context from H3pPlugin.create */
   int32_t group;     /* H3pGroup of the call site */
   DLDevice device;   /* where every tensor of the call lives (kDLCPU or kDLCUDA) */
-  void* stream;      /* kDLCUDA: the cudaStream_t to order work on; NULL on the CPU */
+  void* stream;      /* kDLCUDA: the cudaStream_t LibTorch runs on (NULL: the legacy default
+                        stream); NULL on the CPU */
   char* error;       /* on failure: a NUL-terminated message, at most error_size bytes */
   size_t error_size;
 } H3pCall;
@@ -97,7 +102,7 @@ typedef struct H3pCall {
  * Floating tensors of one call share a dtype (bf16 or f32) unless noted. */
 
 /* out (M, N) = x (M, K) · wᵀ (w (N, K)) + b (N, or NULL): nn.Linear, fp32 accumulation,
- * rounded once to the dtype. */
+ * rounded once to the dtype. x is always 2-D: h3parity folds leading dimensions into M. */
 typedef int32_t (*H3pLinearFn)(const H3pCall* call, const DLTensor* x, const DLTensor* w,
                                const DLTensor* b, DLTensor* out);
 /* out (S, H, D) = softmax(q·kᵀ / sqrt(D)) · v over q, k, v (S, H, D); no mask. */
@@ -107,8 +112,8 @@ typedef int32_t (*H3pAttentionFn)(const H3pCall* call, const DLTensor* q, const 
 typedef int32_t (*H3pSwigluFn)(const H3pCall* call, const DLTensor* h, DLTensor* out);
 /* out = silu(x), any shape. */
 typedef int32_t (*H3pSiluFn)(const H3pCall* call, const DLTensor* x, DLTensor* out);
-/* out = RMSNorm(x) * weight over the last dim (weight (C)); x (S, C) or (S, H, D) for the
- * per-head q/k norm; fp32 statistics. */
+/* out = RMSNorm(x) * weight over the last dim; x (S, C) with weight (C), or (S, H, D) with
+ * weight (D) for the per-head q/k norm; fp32 statistics. */
 typedef int32_t (*H3pRmsNormFn)(const H3pCall* call, const DLTensor* x, const DLTensor* weight,
                                 double eps, DLTensor* out);
 /* out (S, C) = rms_norm(x, weight, eps) * (1 + scale) + shift; scale, shift (S, C). */
@@ -128,7 +133,8 @@ typedef int32_t (*H3pGatedResidualFn)(const H3pCall* call, const DLTensor* x,
 /* out = x + y, same shape. */
 typedef int32_t (*H3pAddFn)(const H3pCall* call, const DLTensor* x, const DLTensor* y,
                             DLTensor* out);
-/* out (N, dim) f32: sinusoidal embedding of t (N) f32, cos half first, max period 10000. */
+/* out (N, dim) f32: sinusoidal embedding of t (N) f32, cos half first, max period 10000;
+ * dim is out's width. */
 typedef int32_t (*H3pTimestepSinusoidFn)(const H3pCall* call, const DLTensor* t,
                                          DLTensor* out);
 
@@ -160,7 +166,8 @@ typedef struct H3pCreateInfo {
 /* Flags. */
 #define H3P_PLUGIN_THREAD_SAFE 1u /* primitives may be called from several threads at once */
 
-/* The plugin's table, returned by the entry point; static storage, never freed. h3parity
+/* The plugin's table, returned by the entry point; static storage (it may be non-const when
+ * create fills it in), valid for the life of the process, never freed. h3parity
  * reads struct_size and abi_version first, calls create, and only then reads the other fields,
  * so create may fill in name, version, flags and the group tables (a loader such as the Python
  * bridge does). */

@@ -7,7 +7,8 @@
 #  3. Bad plugins: exit 2 with the plugin and the broken rule named, and no run directory when
 #     the plugin cannot be loaded; a group failing mid-run leaves the saved steps to resume.
 #  4. A plugin that kills the process mid-run loses no saved step; the resumed run equals an
-#     uninterrupted one. A changed plugin file does not continue a run.
+#     uninterrupted one. A moved plugin is re-bound by adopt; a changed one is refused by
+#     generate, adopt and ablate.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -111,10 +112,25 @@ gen U "$crash" >/dev/null
 cmp $dir/latents.safetensors U/demo/plugin@libmisbehaving_crash_after.so@rest=provider/seed-42/latents.safetensors ||
   fail "the resumed run differs from an uninterrupted one"
 
-# A changed plugin does not continue a run: the manifest field and both digests are named.
-printf 'changed' >> mine.so
-expect_exit 2 env H3P_PLUGIN_PATH=$PWD "$H3P_CLI" --progress none generate --contract c.json \
+# A plugin that moved (same bytes) is re-bound by adopt; one with other bytes continues nothing:
+# generate, adopt and ablate refuse it, naming the manifest field.
+mkdir moved && mv mine.so moved/
+run=G/demo/plugin@mine.so/seed-42
+expect_exit 2 env H3P_PLUGIN_PATH=$PWD/moved "$H3P_CLI" --progress none generate --contract c.json \
+  --seed 42 --runs G --impl plugin:mine.so
+grep -q "field 'plugin.library'" <<<"$LAST_ERR" || fail "moved plugin: $LAST_ERR"
+out=$(H3P_PLUGIN_PATH=$PWD/moved "$H3P_CLI" adopt $run) || fail "adopt of a moved plugin exited $?"
+grep -q "plugin: the same bytes found at another place" <<<"$out" || fail "adopt: $out"
+out=$(H3P_PLUGIN_PATH=$PWD/moved gen G plugin:mine.so) || fail "generate after adopt exited $?"
+grep -q "11 replayed from disk, 0 computed" <<<"$out" || fail "after adopt: $out"
+printf 'changed' >> moved/mine.so
+expect_exit 2 env H3P_PLUGIN_PATH=$PWD/moved "$H3P_CLI" --progress none generate --contract c.json \
   --seed 42 --runs G --impl plugin:mine.so
 grep -q "field 'plugin.library_sha256'" <<<"$LAST_ERR" || fail "changed plugin: $LAST_ERR"
 grep -q "a changed plugin does not continue a run" <<<"$LAST_ERR" || fail "changed plugin: $LAST_ERR"
+expect_exit 1 env H3P_PLUGIN_PATH=$PWD/moved "$H3P_CLI" adopt $run
+grep -q "not the bytes the run was made with" <<<"$LAST_ERR" || fail "adopt of a changed plugin: $LAST_ERR"
+expect_exit 2 env H3P_PLUGIN_PATH=$PWD/moved "$H3P_CLI" --progress none ablate --candidate $run \
+  --provider R/demo/provider/seed-42 --step 0
+grep -q "field 'plugin'" <<<"$LAST_ERR" || fail "ablate of a changed plugin: $LAST_ERR"
 echo "plugins: all checks passed"

@@ -4,6 +4,7 @@
 #include <torch/version.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -347,6 +348,18 @@ PluginIdentity plugin_identity_from_json(const json& j, const std::string& conte
     }
   }
   return id;
+}
+
+bool same_plugin_bytes(const PluginIdentity& a, const PluginIdentity& b) {
+  auto digests = [](const PluginIdentity& p) {
+    std::vector<std::string> out;
+    for (const auto& [file, sha] : p.sources) out.push_back(sha);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  return a.library_sha256 == b.library_sha256 && a.kind == b.kind && a.name == b.name &&
+         a.version == b.version && a.abi_version == b.abi_version && a.groups == b.groups &&
+         digests(a) == digests(b);
 }
 
 std::string first_identity_difference(const PluginIdentity& a, const PluginIdentity& b) {

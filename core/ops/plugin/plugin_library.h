@@ -37,6 +37,10 @@ PluginIdentity plugin_identity_from_json(const nlohmann::json& json, const std::
 std::string first_identity_difference(const PluginIdentity& recorded,
                                       const PluginIdentity& current);
 
+// True when both name the same bytes: library digest, the source files' digests (their paths
+// may differ), name, version, ABI version and groups.
+bool same_plugin_bytes(const PluginIdentity& a, const PluginIdentity& b);
+
 class LoadedPlugin {
  public:
   LoadedPlugin(const LoadedPlugin&) = delete;
