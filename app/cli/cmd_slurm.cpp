@@ -10,12 +10,11 @@
 #include <regex>
 #include <sstream>
 
-#include "app/cli/candidate.h"
 #include "app/cli/commands.h"
 #include "core/common/error.h"
 #include "core/io/atomic_file.h"
 #include "core/model/config.h"
-#include "core/ops/group_ops.h"
+#include "core/ops/plugin/plugin_library.h"
 #include "core/ops/impl_spec.h"
 #include "core/runs/gate.h"
 #include "core/runs/generation.h"
@@ -250,8 +249,9 @@ void add_slurm(CLI::App& app, Action& action, const GlobalOptions& global) {
       const SlurmOptions& o = gen->common;
       const contract::Contract c = contract::load_contract(o.contract);
       const ops::ImplSpec spec = ops::ImplSpec::parse(gen->impl);
-      // A plugin is loaded (and checked) here, before any task would fail on it.
-      ops::resolve_group_ops(spec, candidate_ops());
+      // A plugin must be found here, before any task would fail on it (it is not loaded: the
+      // submitting node may lack its GPU).
+      if (spec.uses_plugin()) ops::plugin::locate_plugin(spec.plugin);
       runs::parse_save_inputs(gen->save_inputs);
       // The model once, before any task starts (a preset materialises under RUNS/models).
       const fs::path model_dir = runs::materialise_model(c, o.runs);
@@ -313,7 +313,7 @@ void add_slurm(CLI::App& app, Action& action, const GlobalOptions& global) {
       const SlurmOptions& o = chk->common;
       const contract::Contract c = contract::load_contract(o.contract);
       const ops::ImplSpec spec = ops::ImplSpec::parse(chk->impl);
-      ops::resolve_group_ops(spec, candidate_ops());
+      if (spec.uses_plugin()) ops::plugin::locate_plugin(spec.plugin);
       runs::materialise_model(c, o.runs);
       const fs::path dir = job_dir(o);
       const std::string name = "resume-check-" + c.name + "-" + runs::impl_dir_name(spec.text);

@@ -74,6 +74,14 @@ H3P_PLUGIN_PATH=$PWD "$H3P_CLI" --progress none resume-check --contract c.json -
   --seed 42 --runs RP --preempt-every 6 > rp.txt || fail "resume-check of plain loops exited $?: $(cat rp.txt)"
 H3P_PLUGIN_PATH=$PWD gen G plugin:mine.so >/dev/null
 
+# Slurm: a plugin spec renders into the job verbatim; one that cannot be found writes no job.
+"$H3P_CLI" slurm generate --contract c.json --runs S --out J --impl plugin:h3p_candidate >/dev/null ||
+  fail "slurm generate with a plugin spec exited $?"
+grep -rq "plugin:h3p_candidate" J || fail "the job script lacks the plugin spec"
+expect_exit 2 "$H3P_CLI" slurm generate --contract c.json --runs S --out J2 --impl plugin:/nonexistent/libk.so
+grep -q "not found" <<<"$LAST_ERR" || fail "slurm with a missing plugin: $LAST_ERR"
+[[ ! -e J2 ]] || fail "a refused slurm render wrote $(find J2 | head -3)"
+
 # 3. The refusal matrix: nothing is created when the plugin cannot be loaded.
 refuse() {  # refuse SPEC NEEDLE [extra args]
   local spec=$1 needle=$2; shift 2

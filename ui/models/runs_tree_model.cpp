@@ -32,13 +32,16 @@ QString describePlugin(const QJsonObject& plugin) {
   const QString library = plugin.value(QStringLiteral("library")).toString();
   const QString argument = plugin.value(QStringLiteral("argument")).toString();
   const QString file = QFileInfo(argument.isEmpty() ? library : argument).fileName();
+  // A Python plugin is named by its module file; its digest is that file's.
+  const QJsonValue source = plugin.value(QStringLiteral("sources")).toObject().value(argument);
+  const QString digest = source.isString() ? source.toString()
+                                           : plugin.value(QStringLiteral("library_sha256")).toString();
   return QStringLiteral("%1 plugin %2 %3, %4 sha256 %5")
       .arg(plugin.value(QStringLiteral("kind")).toString() == QLatin1String("python")
                ? QStringLiteral("Python")
                : QStringLiteral("C"),
            plugin.value(QStringLiteral("name")).toString(),
-           plugin.value(QStringLiteral("version")).toString(), file,
-           plugin.value(QStringLiteral("library_sha256")).toString().left(12));
+           plugin.value(QStringLiteral("version")).toString(), file, digest.left(12));
 }
 
 ManifestSummary readManifest(const QString& path) {

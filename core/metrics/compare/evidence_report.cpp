@@ -141,6 +141,26 @@ ReportResult write_report(const ReportParams& params) {
        << " | `" << r.manifest.impl_spec << "` | " << r.manifest.seed << " | `"
        << r.manifest.identity.weights_digest.substr(0, 16) << "` |\n";
   }
+  // The candidate plugins that ran: what each run is bound to besides the model.
+  nlohmann::json plugins = nlohmann::json::array();
+  for (const FoundRun& r : found) {
+    const nlohmann::json& p = r.manifest.plugin;
+    if (p.is_null()) continue;
+    if (plugins.empty()) {
+      md << "\nCandidate plugins (a run is bound to these bytes):\n\n"
+            "| run | plugin | version | kind | file | library sha256 | source files |\n"
+            "|---|---|---|---|---|---|---|\n";
+    }
+    const std::string argument = p.value("argument", std::string());
+    const std::string file =
+        fs::path(argument.empty() ? p.value("library", std::string()) : argument).filename().string();
+    const std::size_t sources = p.contains("sources") ? p.at("sources").size() : 0;
+    md << "| `" << r.dir.lexically_relative(root).string() << "` | " << p.value("name", std::string())
+       << " | " << p.value("version", std::string()) << " | " << p.value("kind", std::string())
+       << " | `" << file << "` | `" << p.value("library_sha256", std::string()).substr(0, 16)
+       << "` | " << sources << " |\n";
+    plugins.push_back({{"run", r.dir.lexically_relative(root).string()}, {"plugin", p}});
+  }
   md << "\n" << to_markdown(result.comparisons);
   if (!result.skipped.empty()) {
     md << "\n## Not compared\n\n";
@@ -156,6 +176,7 @@ ReportResult write_report(const ReportParams& params) {
   nlohmann::json j = {{"runs", found.size()},
                       {"comparisons", to_json(result.comparisons)},
                       {"skipped", result.skipped},
+                      {"plugins", plugins},
                       {"passed", result.passed() ? nlohmann::json(*result.passed()) : nlohmann::json()}};
   if (result.comparisons.size() == 1) j["comparisons"] = nlohmann::json::array({j["comparisons"]});
   else if (result.comparisons.size() > 1) j["comparisons"] = j["comparisons"]["comparisons"];

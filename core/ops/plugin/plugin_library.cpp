@@ -119,6 +119,8 @@ Resolved resolve(const PluginRef& ref) {
 
 }  // namespace
 
+std::filesystem::path locate_plugin(const PluginRef& ref) { return resolve(ref).library; }
+
 void set_check_mode(bool on) { check_mode_on = on; }
 bool check_mode() { return check_mode_on; }
 

@@ -88,6 +88,11 @@ std::optional<PluginIdentity> plugin_identity_for(const ImplSpec& spec);
 // the running executable. Throws InputError listing what was searched.
 std::filesystem::path find_plugin_library(const std::string& ref);
 
+// The library `ref` resolves to (for python: the bridge), checking that it and a .py file
+// exist, without loading anything (a submitting node may lack the plugin's GPU). InputError
+// as load_plugin's for what cannot be found.
+std::filesystem::path locate_plugin(const PluginRef& ref);
+
 // The plugins/ directory beside the running executable.
 std::filesystem::path executable_plugin_dir();
 

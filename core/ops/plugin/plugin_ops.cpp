@@ -247,7 +247,8 @@ class PluginOps final : public OpSet {
         (before.push_back(in.defined() ? in.contiguous().clone() : at::Tensor()), ...);
       }
       DlView out_view(out);
-      char error[4096] = {};
+      char error[4096];
+      error[0] = '\0';
       H3pCall call{sizeof(H3pCall), owner_.plugin_->context(),
                    static_cast<int32_t>(owner_.group_), dl_device(device_),
                    current_stream(device_), error, sizeof error};
