@@ -16,6 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (spec.describe().empty()) std::abort();
     const ImplSpec again = ImplSpec::parse(spec.text);
     if (again.base != spec.base || again.groups != spec.groups) std::abort();
+    if (again.plugin != spec.plugin || again.rest != spec.rest) std::abort();
+    // A plugin base always names its reference; `rest` only ever comes with one.
+    if ((spec.base == h3p::ops::Impl::plugin) == spec.plugin.ref.empty()) std::abort();
+    if (spec.rest && spec.base != h3p::ops::Impl::plugin) std::abort();
     if (spec.is_plain_provider() && spec.uses_candidate()) std::abort();
   } catch (const h3p::InputError&) {
     // Refused with a message: expected for most inputs.

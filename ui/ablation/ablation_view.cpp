@@ -1,5 +1,7 @@
 #include "ui/ablation/ablation_view.h"
 
+#include <QRegularExpression>
+
 #include <qcustomplot.h>
 
 #include <QCheckBox>
@@ -214,6 +216,9 @@ void AblationView::showSweep(const AblationResult& result) {
     QString label =
         result.hasFreeRunning && i == rows.size() - 1 ? tr("free-running") : row.implSpec;
     label.replace(QLatin1String("candidate:"), QLatin1String("c:"));
+    // A plugin's path is shortened to its file name on the axis (the table keeps the spec).
+    static const QRegularExpression pluginPath(QStringLiteral("^(plugin|python):[^:]*/"));
+    label.replace(pluginPath, QStringLiteral("\\1:"));
     labels.append(label);
   }
   m_table->resizeColumnsToContents();
