@@ -225,21 +225,6 @@ GateFile read_gate_file(const fs::path& file) {
   return g;
 }
 
-// Same plugin library bytes and the same source files' bytes (paths may differ).
-bool plugin_bytes_equal(const json& a, const json& b) {
-  if (a.is_null() || b.is_null()) return a.is_null() && b.is_null();
-  auto digests = [](const json& p) {
-    std::vector<std::string> out;
-    if (p.contains("sources") && p.at("sources").is_object()) {
-      for (const auto& [file, sha] : p.at("sources").items()) out.push_back(sha.dump());
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  };
-  return a.value("library_sha256", std::string()) == b.value("library_sha256", std::string()) &&
-         digests(a) == digests(b);
-}
-
 std::string fmt(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3e", v);
@@ -484,7 +469,11 @@ json check_generation_gate(const contract::Contract& contract, const fs::path& m
   // A plugin is qualified by its bytes: the gate must have run the very library and sources.
   const auto plugin = ops::plugin::plugin_identity_for(spec);
   const json now = plugin ? ops::plugin::plugin_identity_to_json(*plugin) : json(nullptr);
-  if (under_test && !plugin_bytes_equal(g.plugin, now)) {
+  const bool same = g.plugin.is_null() || !plugin
+                        ? g.plugin.is_null() == !plugin
+                        : ops::plugin::same_plugin_bytes(
+                              ops::plugin::plugin_identity_from_json(g.plugin, file.string()), *plugin);
+  if (under_test && !same) {
     throw_input(file.string(), "field 'plugin': the gate qualified " +
                                    (g.plugin.is_null() ? std::string("no plugin")
                                                        : "plugin bytes " + g.plugin.value("library_sha256", std::string("?"))) +

@@ -68,6 +68,19 @@ for pr, br in zip(p["rows"][1:], b["rows"][1:]):
     assert pr["audio"]["rel_l2"] == br["audio"]["rel_l2"], (pr["impl_spec"], br["impl_spec"])
 PY
 
+# The gate qualifies a plugin by its bytes: a gated contract generates the gated plugin spec,
+# and a copy of the library with other bytes is refused.
+sed -e 's/"require_gate": false/"require_gate": true/' c.json > gated.json
+"$H3P_CLI" --progress none gate --contract gated.json --runs R --run R/demo/provider/seed-42 \
+  --candidate plugin:h3p_candidate --out pgate.json >/dev/null || fail "gate of plugin:h3p_candidate exited $?"
+python3 -c "import json; g = json.load(open('pgate.json')); assert g['passed'] and g['plugin']['name'] == 'h3p-candidate', g['plugin']"
+"$H3P_CLI" --progress none generate --contract gated.json --seed 42 --runs RG --impl plugin:h3p_candidate \
+  --gate pgate.json >/dev/null || fail "gated generation of the plugin exited $?"
+mkdir -p other && cp "$(dirname "$H3P_CLI")/plugins/libh3p_candidate.so" other/ && printf 'x' >> other/libh3p_candidate.so
+expect_exit 2 env H3P_PLUGIN_PATH=$PWD/other "$H3P_CLI" --progress none generate --contract gated.json \
+  --seed 42 --runs RG2 --impl plugin:h3p_candidate --gate pgate.json
+grep -q "field 'plugin': the gate qualified plugin bytes" <<<"$LAST_ERR" || fail "gate of other bytes: $LAST_ERR"
+
 # 2. The plain-loops example, found on H3P_PLUGIN_PATH by name.
 cp "$(dirname "$H3P_CLI")/plugins/libh3p_plain_loops.so" mine.so
 H3P_PLUGIN_PATH=$PWD "$H3P_CLI" --progress none resume-check --contract c.json --impl plugin:mine.so \
