@@ -46,14 +46,14 @@ double median_seconds(runs::CallRunner& runner, const model::CallInputs& in, int
 
 void add_bench(CLI::App& app, Action& action, const GlobalOptions&) {
   struct Options {
-    std::string preset = "small", model, device = "cpu", json;
+    std::string preset = "small", model, device = "cpu", json, contract;
     std::vector<std::string> impls{"provider", "candidate"};
     int repeats = 5;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
-      "bench", "time one transformer call (demo geometry) for several impl specs in one run: "
-               "median time, GFLOP/s, and each one's ratio to the first");
+      "bench", "time one transformer call (demo geometry, or a contract's) for several impl "
+               "specs in one run: median time, GFLOP/s, and each one's ratio to the first");
   add_check_plugin_flag(cmd);
   cmd->add_option("--preset", opt->preset, "model preset to build in a temporary directory")
       ->capture_default_str();
@@ -64,6 +64,9 @@ void add_bench(CLI::App& app, Action& action, const GlobalOptions&) {
       ->capture_default_str();
   cmd->add_option("--device", opt->device, "cpu | cuda[:N]")->capture_default_str();
   cmd->add_option("--json", opt->json, "also write the figures as JSON");
+  cmd->add_option("--contract", opt->contract,
+                  "take the call's geometry (frames, size, text tokens, steps, shifts) from this "
+                  "contract instead of the demo's; the model still comes from --model/--preset");
   cmd->callback([&action, opt] {
     action = [opt] {
       namespace fs = std::filesystem;
@@ -83,9 +86,12 @@ void add_bench(CLI::App& app, Action& action, const GlobalOptions&) {
       if (!temp.empty()) io::remove_tree(temp);
       const model::Transformer transformer(loaded.config, std::move(loaded.weights));
 
-      // Step 0 of the demo contract's request, with the model's text width.
-      const contract::Contract c = contract::parse_contract(
-          nlohmann::json::parse(demo_contract_json()), "embedded demo contract");
+      // Step 0 of the demo contract's request (or --contract's), with the model's text width.
+      const contract::Contract c =
+          opt->contract.empty()
+              ? contract::parse_contract(nlohmann::json::parse(demo_contract_json()),
+                                         "embedded demo contract")
+              : contract::load_contract(opt->contract);
       const auto geometry = sampling::resolve_geometry(c.frames, c.height, c.width, c.fps);
       const auto conditioning = sampling::synthesize_conditioning(
           c.prompt, c.text_tokens, transformer.config().text_dim);
