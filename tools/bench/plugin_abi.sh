@@ -23,7 +23,7 @@ rows = json.load(open(sys.argv[1]))["rows"]
 peer = [r["median_ms"] for r in rows if r["impl"] == sys.argv[2]]
 spec = [r["median_ms"] for r in rows if r["impl"] == sys.argv[3]]
 pairs = [s / p for p, s in zip(peer, spec)]
-print("ABI overhead: %s / %s = %.4f (median of %d interleaved pairs; pair ratios %s)"
+print("ratio of medians: %s / %s = %.4f (%d interleaved pairs; pair ratios %s)"
       % (sys.argv[3], sys.argv[2], statistics.median(spec) / statistics.median(peer), len(pairs),
          " ".join("%.3f" % r for r in pairs)))
 PY

@@ -9,7 +9,9 @@
 namespace h3p::ops::plugin {
 
 DlView::DlView(const at::Tensor& tensor)
-    : tensor_(tensor.defined() ? tensor.contiguous() : at::Tensor()) {
+    : tensor_(!tensor.defined()          ? at::Tensor()
+              : tensor.is_contiguous() ? tensor
+                                       : tensor.contiguous()) {
   if (!tensor_.defined()) return;
   shape_.assign(tensor_.sizes().begin(), tensor_.sizes().end());
   dl_.data = tensor_.data_ptr();

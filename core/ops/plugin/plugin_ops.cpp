@@ -51,9 +51,13 @@ class PluginOps final : public OpSet {
     if (x.dim() < 1) c.fail("x must have at least one dimension");
     if (w.size(1) != x.size(-1)) c.mismatch("x", x, "w", w);
     if (b && b->size(0) != w.size(0)) c.mismatch("b", *b, "w", w);
+    // The plugin sees x as (M, K): rows are every leading dimension.
+    if (x.dim() == 2) {
+      at::Tensor out = c.output({x.size(0), w.size(0)}, x);
+      return c.run(out, x, w, b ? *b : at::Tensor());
+    }
     std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
     shape.back() = w.size(0);
-    // The plugin sees x as (M, K): rows are every leading dimension.
     const at::Tensor x2 = x.reshape({-1, x.size(-1)});
     at::Tensor out = c.output({x2.size(0), w.size(0)}, x);
     return c.run(out, x2, w, b ? *b : at::Tensor()).view(shape);
@@ -107,7 +111,10 @@ class PluginOps final : public OpSet {
     if (rows.scalar_type() != at::kLong) {
       c.fail(std::string("rows must be int64, got ") + c10::toString(rows.scalar_type()));
     }
-    if (rows.numel() > 0) {
+    // The graph's rows come from validated call inputs (model::validate_call); checked again
+    // here in check mode only, since a reduction and its sync per gather would cost more than
+    // the gather.
+    if (check_mode() && rows.numel() > 0) {
       const int64_t lo = rows.min().item<int64_t>(), hi = rows.max().item<int64_t>();
       if (lo < 0 || hi >= table.size(0)) {
         c.fail("row indices span [" + std::to_string(lo) + ", " + std::to_string(hi) +
