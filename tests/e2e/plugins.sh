@@ -68,6 +68,15 @@ for pr, br in zip(p["rows"][1:], b["rows"][1:]):
     assert pr["audio"]["rel_l2"] == br["audio"]["rel_l2"], (pr["impl_spec"], br["impl_spec"])
 PY
 
+# The report names the plugin each run is bound to (name, version, file, digest).
+status=0
+"$H3P_CLI" --progress none report R --out REP >/dev/null || status=$?
+[[ $status == 0 || $status == 1 ]] || fail "report exited $status"
+grep -q "Candidate plugins" REP/report.md || fail "report.md has no plugin table"
+grep -q "| h3p-candidate | 1.0 | library | \`libh3p_candidate.so\`" REP/report.md ||
+  fail "report.md lacks the plugin row: $(grep -A3 'Candidate plugins' REP/report.md)"
+python3 -c "import json; r = json.load(open('REP/report.json')); assert r['plugins'][0]['plugin']['name'] == 'h3p-candidate', r['plugins']"
+
 # The gate qualifies a plugin by its bytes: a gated contract generates the gated plugin spec,
 # and a copy of the library with other bytes is refused.
 sed -e 's/"require_gate": false/"require_gate": true/' c.json > gated.json
