@@ -3,16 +3,13 @@
 #  1. The built-in candidate exported as a plugin generates byte-identical latents to
 #     --impl candidate; resume-check passes with it; ablate of its run uses the run's own spec
 #     (every row equal to the built-in candidate's table, all=provider bitwise the provider).
-#  2. The plain-loops example (public header only) generates, and resume-check passes.
-#  3. Bad plugins: exit 2 with the plugin and the broken rule named, and no run directory when
-#     the plugin cannot be loaded; a group failing mid-run leaves the saved steps to resume.
-#  4. A plugin that kills the process mid-run loses no saved step; the resumed run equals an
-#     uninterrupted one. A moved plugin is re-bound by adopt; a changed one is refused by
-#     generate, adopt and ablate.
+#     The gate binds its bytes; the report names it; slurm renders its spec.
+#  2. The plain-loops example (public header only), found by name, passes resume-check.
+# The refusals, crashes and changed plugins: plugin_refusals.sh.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-sed -e 's/"sampling_steps": 50/"sampling_steps": 12/' \
+sed -e 's/"sampling_steps": 50/"sampling_steps": 8/' \
   "$H3P_SOURCE_DIR/resources/contracts/demo.json" > c.json
 bad=$H3P_BINARY_DIR/tests/core/ops/plugins
 gen() { "$H3P_CLI" --progress none generate --contract c.json --seed 42 --runs "$1" --impl "$2"; }
@@ -34,7 +31,7 @@ def tensors(path):
             for k, v in head.items()}
 a, b = sys.argv[1:]
 files = sorted(f for f in os.listdir(a) if f.endswith(".safetensors"))
-assert len(files) == 11, files
+assert len(files) == 7, files
 for f in files:
     assert tensors(os.path.join(a, f)) == tensors(os.path.join(b, f)), f
 PY
@@ -94,7 +91,6 @@ grep -q "field 'plugin': the gate qualified plugin bytes" <<<"$LAST_ERR" || fail
 cp "$(dirname "$H3P_CLI")/plugins/libh3p_plain_loops.so" mine.so
 H3P_PLUGIN_PATH=$PWD "$H3P_CLI" --progress none resume-check --contract c.json --impl plugin:mine.so \
   --seed 42 --runs RP --preempt-every 6 > rp.txt || fail "resume-check of plain loops exited $?: $(cat rp.txt)"
-H3P_PLUGIN_PATH=$PWD gen G plugin:mine.so >/dev/null
 
 # Slurm: a plugin spec renders into the job verbatim; one that cannot be found writes no job.
 "$H3P_CLI" slurm generate --contract c.json --runs S --out J --impl plugin:h3p_candidate >/dev/null ||
@@ -104,63 +100,4 @@ expect_exit 2 "$H3P_CLI" slurm generate --contract c.json --runs S --out J2 --im
 grep -q "not found" <<<"$LAST_ERR" || fail "slurm with a missing plugin: $LAST_ERR"
 [[ ! -e J2 ]] || fail "a refused slurm render wrote $(find J2 | head -3)"
 
-# 3. The refusal matrix: nothing is created when the plugin cannot be loaded.
-refuse() {  # refuse SPEC NEEDLE [extra args]
-  local spec=$1 needle=$2; shift 2
-  expect_exit 2 "$H3P_CLI" --progress none generate --contract c.json --seed 42 --runs B --impl "$spec" "$@"
-  grep -qF -- "$needle" <<<"$LAST_ERR" || fail "'$spec': message lacks '$needle': $LAST_ERR"
-}
-refuse plugin:$bad/libmisbehaving_no_entry.so "no entry point 'h3p_candidate_plugin'"
-refuse plugin:$bad/libmisbehaving_wrong_abi.so "abi_version 2.0 is not supported"
-refuse plugin:$bad/libmisbehaving_create_fails.so "create failed (status 1): no licence for this GPU"
-refuse plugin:$bad/libmisbehaving_missing_prim.so "group 'adaln' is provided but lacks gather_rows"
-refuse plugin:$bad/libmisbehaving_attention_only.so "does not provide these groups: gemm swiglu adaln"
-refuse plugin:no_such_plugin "no plugin library named 'no_such_plugin'"
-refuse plugin:/nonexistent/libk.so "not found"
-[[ ! -e B ]] || fail "a refused plugin left files: $(find B | head)"
-# Failing inside a call: the manifest and inputs stay, no step is written, and the error names
-# the plugin, its group and primitive.
-refuse plugin:$bad/libmisbehaving_error_status.so:rest=provider \
-  "plugin 'misbehaving-error_status' ($bad/libmisbehaving_error_status.so): group 'attention': attention: returned status 1: attention kernel: launch failed (simulated)"
-refuse plugin:$bad/libmisbehaving_nan_output.so:rest=provider "holds NaN or Inf; rerun with --check-plugin"
-refuse plugin:$bad/libmisbehaving_nan_output.so:rest=provider "group 'attention': attention: output" --check-plugin
-refuse plugin:$bad/libmisbehaving_writes_outside.so:rest=provider "wrote outside its output" --check-plugin
-refuse plugin:$bad/libmisbehaving_writes_input.so:rest=provider "wrote into its 1st input" --check-plugin
-[[ -z $(find B -path "*/steps/*" -type f) ]] || fail "a failing plugin left step files: $(find B -path "*/steps/*" -type f)"
-
-# 4. A plugin that kills the process mid-run, then the resume; the same library uninterrupted.
-crash=plugin:$bad/libmisbehaving_crash_after.so:rest=provider
-dir=K/demo/plugin@libmisbehaving_crash_after.so@rest=provider/seed-42
-status=0
-H3P_TEST_CRASH_AT_CALL=7 gen K "$crash" >/dev/null 2>&1 || status=$?
-[[ $status == 137 ]] || fail "the crashing plugin's run exited $status, want 137 (SIGKILL)"
-saved=$(ls $dir/steps/*.json | wc -l)
-[[ $saved -ge 1 && $saved -lt 11 ]] || fail "expected some saved steps after the crash, got $saved"
-out=$(gen K "$crash") || fail "resume after the crash exited $?"
-grep -q "$saved replayed from disk" <<<"$out" || fail "resume did not replay the $saved saved steps: $out"
-gen U "$crash" >/dev/null
-cmp $dir/latents.safetensors U/demo/plugin@libmisbehaving_crash_after.so@rest=provider/seed-42/latents.safetensors ||
-  fail "the resumed run differs from an uninterrupted one"
-
-# A plugin that moved (same bytes) is re-bound by adopt; one with other bytes continues nothing:
-# generate, adopt and ablate refuse it, naming the manifest field.
-mkdir moved && mv mine.so moved/
-run=G/demo/plugin@mine.so/seed-42
-expect_exit 2 env H3P_PLUGIN_PATH=$PWD/moved "$H3P_CLI" --progress none generate --contract c.json \
-  --seed 42 --runs G --impl plugin:mine.so
-grep -q "field 'plugin.library'" <<<"$LAST_ERR" || fail "moved plugin: $LAST_ERR"
-out=$(H3P_PLUGIN_PATH=$PWD/moved "$H3P_CLI" adopt $run) || fail "adopt of a moved plugin exited $?"
-grep -q "plugin: the same bytes found at another place" <<<"$out" || fail "adopt: $out"
-out=$(H3P_PLUGIN_PATH=$PWD/moved gen G plugin:mine.so) || fail "generate after adopt exited $?"
-grep -q "11 replayed from disk, 0 computed" <<<"$out" || fail "after adopt: $out"
-printf 'changed' >> moved/mine.so
-expect_exit 2 env H3P_PLUGIN_PATH=$PWD/moved "$H3P_CLI" --progress none generate --contract c.json \
-  --seed 42 --runs G --impl plugin:mine.so
-grep -q "field 'plugin.library_sha256'" <<<"$LAST_ERR" || fail "changed plugin: $LAST_ERR"
-grep -q "a changed plugin does not continue a run" <<<"$LAST_ERR" || fail "changed plugin: $LAST_ERR"
-expect_exit 1 env H3P_PLUGIN_PATH=$PWD/moved "$H3P_CLI" adopt $run
-grep -q "not the bytes the run was made with" <<<"$LAST_ERR" || fail "adopt of a changed plugin: $LAST_ERR"
-expect_exit 2 env H3P_PLUGIN_PATH=$PWD/moved "$H3P_CLI" --progress none ablate --candidate $run \
-  --provider R/demo/provider/seed-42 --step 0
-grep -q "field 'plugin'" <<<"$LAST_ERR" || fail "ablate of a changed plugin: $LAST_ERR"
 echo "plugins: all checks passed"
