@@ -13,3 +13,12 @@ expect_exit() {
   LAST_ERR=$("$@" 2>&1 >/dev/null) || status=$?
   [[ $status == "$want" ]] || fail "'$*' exited $status, want $want: $LAST_ERR"
 }
+
+# For the plugin tests: the demo contract with 8 sampling steps as c.json, the misbehaving test
+# plugins' directory in $bad, and `gen RUNS SPEC` generating its seed 42.
+plugin_test_setup() {
+  sed -e 's/"sampling_steps": 50/"sampling_steps": 8/' \
+    "$H3P_SOURCE_DIR/resources/contracts/demo.json" > c.json
+  bad=$H3P_BINARY_DIR/tests/core/ops/plugins
+  gen() { "$H3P_CLI" --progress none generate --contract c.json --seed 42 --runs "$1" --impl "$2"; }
+}

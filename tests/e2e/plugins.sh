@@ -9,10 +9,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-sed -e 's/"sampling_steps": 50/"sampling_steps": 8/' \
-  "$H3P_SOURCE_DIR/resources/contracts/demo.json" > c.json
-bad=$H3P_BINARY_DIR/tests/core/ops/plugins
-gen() { "$H3P_CLI" --progress none generate --contract c.json --seed 42 --runs "$1" --impl "$2"; }
+plugin_test_setup
 
 # 1. The built-in candidate through the ABI.
 gen R candidate >/dev/null
