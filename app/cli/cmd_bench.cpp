@@ -1,6 +1,7 @@
 // `h3parity bench`: time one transformer call of a preset (small by default) with the provider
 // and with the candidate, in one run, on the demo geometry; print median time, GFLOP/s and the
-// candidate/provider ratio.
+// candidate/provider ratio. The specs' calls are interleaved (one call of each spec per round),
+// so a machine whose speed drifts during the run (clocks, heat, neighbours) biases none of them.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <unistd.h>
@@ -9,6 +10,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,17 +32,16 @@
 namespace h3p::cli {
 namespace {
 
-// Median wall time of `repeats` forwards after one warm-up call.
-double median_seconds(runs::CallRunner& runner, const model::CallInputs& in, int repeats) {
+// Wall time of one forward.
+double call_seconds(runs::CallRunner& runner, const model::CallInputs& in) {
+  const auto start = std::chrono::steady_clock::now();
   runner.forward(in);
-  std::vector<double> times;
-  for (int i = 0; i < repeats; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    runner.forward(in);
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
 }
 
 }  // namespace
@@ -60,7 +62,7 @@ void add_bench(CLI::App& app, Action& action, const GlobalOptions&) {
   cmd->add_option("--model", opt->model, "use this model directory instead of a preset");
   cmd->add_option("--impl", opt->impls, "impl specs to time; the first is the peer")
       ->capture_default_str();
-  cmd->add_option("--repeats", opt->repeats, "timed calls per impl spec (median)")
+  cmd->add_option("--repeats", opt->repeats, "timed calls per impl spec (median), interleaved round by round")
       ->capture_default_str();
   cmd->add_option("--device", opt->device, "cpu | cuda[:N]")->capture_default_str();
   cmd->add_option("--json", opt->json, "also write the figures as JSON");
@@ -115,18 +117,29 @@ void add_bench(CLI::App& app, Action& action, const GlobalOptions&) {
       int width = 28;
       for (const std::string& text : opt->impls) width = std::max(width, static_cast<int>(text.size()));
       std::printf("%-*s %12s %10s %10s\n", width, "impl spec", "median ms", "GFLOP/s", "ratio");
-      nlohmann::json rows = nlohmann::json::array();
-      double peer = 0;
+      // Every spec warmed up once, then `repeats` rounds of one timed call per spec.
+      std::vector<std::unique_ptr<runs::CallRunner>> runners;
       for (const std::string& text : opt->impls) {
-        const auto spec = ops::ImplSpec::parse(text);
-        runs::CallRunner runner(transformer, spec, candidate_ops(), device, fused_candidate_call());
-        const double s = median_seconds(runner, inputs, opt->repeats);
-        if (peer == 0) peer = s;
+        runners.push_back(std::make_unique<runs::CallRunner>(
+            transformer, ops::ImplSpec::parse(text), candidate_ops(), device, fused_candidate_call()));
+        runners.back()->forward(inputs);
+      }
+      std::vector<std::vector<double>> times(runners.size());
+      for (int r = 0; r < opt->repeats; ++r) {
+        for (std::size_t i = 0; i < runners.size(); ++i) times[i].push_back(call_seconds(*runners[i], inputs));
+      }
+      nlohmann::json rows = nlohmann::json::array();
+      const double peer = median(times[0]);
+      for (std::size_t i = 0; i < runners.size(); ++i) {
+        const std::string& text = opt->impls[i];
+        const double s = median(times[i]);
         std::printf("%-*s %12.2f %10.2f %10.3f\n", width, text.c_str(), s * 1e3, cost.total() / s / 1e9,
                     s / peer);
-        rows.push_back({{"impl", text}, {"median_ms", s * 1e3},
+        nlohmann::json ms = nlohmann::json::array();
+        for (double t : times[i]) ms.push_back(t * 1e3);
+        rows.push_back({{"impl", text}, {"median_ms", s * 1e3}, {"times_ms", ms},
                         {"gflops", cost.total() / s / 1e9}, {"ratio_to_first", s / peer}});
-        if (const std::string fused = runner.fused_description(); !fused.empty()) {
+        if (const std::string fused = runners[i]->fused_description(); !fused.empty()) {
           std::printf("%-*s %s\n", width, "", fused.c_str());
           rows.back()["fused_call"] = fused;
         }
