@@ -32,10 +32,13 @@
 namespace h3p::cli {
 namespace {
 
-// Wall time of one forward.
+// Wall time of one forward, its outputs on the host (as generation takes them after every
+// step): a GPU call is timed to its end, not to the return of its last launch.
 double call_seconds(runs::CallRunner& runner, const model::CallInputs& in) {
   const auto start = std::chrono::steady_clock::now();
-  runner.forward(in);
+  const model::CallOutputs out = runner.forward(in);
+  (void)out.sample.to(at::kCPU);
+  if (out.audio_sample.defined()) (void)out.audio_sample.to(at::kCPU);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
