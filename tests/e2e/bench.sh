@@ -8,7 +8,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 "$H3P_CLI" bench --preset tiny --impl provider --impl candidate --impl provider --repeats 4 \
   --json b.json > b.txt || fail "bench exited $?"
 python3 - b.json <<'PY' || fail "bench --json: $(cat b.json)"
-import json, statistics, sys
+import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
 assert [r["impl"] for r in rows] == ["provider", "candidate", "provider"], rows
 for r in rows:
