@@ -18,6 +18,7 @@
 #include "kernels/cpu/bf16.h"
 #include "kernels/cpu/embed.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_dispatch.h"
 #include "kernels/cpu/norm.h"
 #include "kernels/cpu/qk_norm.h"
 #include "kernels/cpu/residual.h"
@@ -86,6 +87,9 @@ void require_same_shape(const char* op, const at::Tensor& a, const char* an, con
 class CandidateOps final : public ops::OpSet {
  public:
   std::string name() const override { return "candidate"; }
+  std::string numerics_path() const override {
+    return std::string("kernels/cpu isa=") + cpu::isa_name(cpu::active_isa());
+  }
 
   at::Tensor linear(const at::Tensor& x, const at::Tensor& w,
                     const std::optional<at::Tensor>& b) const override {

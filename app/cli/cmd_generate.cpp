@@ -17,6 +17,7 @@ void add_generate(CLI::App& app, Action& action, const GlobalOptions& global) {
     int64_t seed = -1;
     int64_t seed_index = -1;
     bool verify_last_step = false;
+    bool accept_new_numerics = false;
     std::string gate;
     bool skip_gate = false;
   };
@@ -38,6 +39,9 @@ void add_generate(CLI::App& app, Action& action, const GlobalOptions& global) {
                   "which calls keep their inputs: every | first | none")->capture_default_str();
   cmd->add_flag("--verify-last-step", opt->verify_last_step,
                 "recompute the last saved call and require a bitwise match");
+  cmd->add_flag("--accept-new-numerics", opt->accept_new_numerics,
+                "resuming under a different numerics environment whose recomputed last step "
+                "differs: continue anyway and mark the run mixed (default: refuse, exit 2)");
   auto* gate = cmd->add_option("--gate", opt->gate,
                                "gate result to check when the contract requires the gate "
                                "(default: gate.json next to the model)");
@@ -70,6 +74,12 @@ void add_generate(CLI::App& app, Action& action, const GlobalOptions& global) {
       params.fused_candidate = fused_candidate_call();
       params.save_inputs = runs::parse_save_inputs(opt->save_inputs);
       params.verify_last_step = opt->verify_last_step;
+      params.accept_new_numerics = opt->accept_new_numerics;
+      // One line per start, so a job log shows where every stretch of steps was computed.
+      params.on_numerics = [](const nlohmann::json& numerics) {
+        std::printf("numerics environment: %s\n", numerics.dump().c_str());
+        std::fflush(stdout);
+      };
       params.gate_file = opt->gate;
       params.skip_gate = opt->skip_gate;
       params.stop_requested = &install_stop_signals();
@@ -84,6 +94,14 @@ void add_generate(CLI::App& app, Action& action, const GlobalOptions& global) {
       std::printf("%s: %d calls, %d replayed from disk, %d computed%s\n",
                   r.run_dir.string().c_str(), r.num_calls, r.replayed, r.computed,
                   r.verified_last_step ? ", last saved step verified bitwise" : "");
+      if (r.numerics_check == "verified" || r.numerics_check == "accepted" ||
+          r.numerics_check == "unchecked") {
+        std::printf("numerics: segment %d (%s) after a change of %s\n", r.segment,
+                    r.numerics_check.c_str(), r.numerics_changes.c_str());
+      }
+      if (r.segment > 0) {
+        std::printf("segments: %s%s\n", r.segments.c_str(), r.mixed ? " - the run is mixed" : "");
+      }
       return 0;
     };
   });

@@ -22,6 +22,11 @@ class OpSet {
   // Short name recorded in manifests ("provider", "provider[attention=math]", "candidate").
   virtual std::string name() const = 0;
 
+  // The kernel path this op set takes in this process, where it chooses one itself (the
+  // candidate's ISA, for instance); recorded in the numerics environment (numerics_env.h).
+  // Empty when its kernels are chosen by the libraries numerics_env.h already records.
+  virtual std::string numerics_path() const { return {}; }
+
   // y = x·wᵀ (+ b) in x's dtype (x, w, b share a dtype), fp32 accumulation: nn.Linear.
   virtual at::Tensor linear(const at::Tensor& x, const at::Tensor& w,
                             const std::optional<at::Tensor>& b) const = 0;

@@ -30,6 +30,9 @@ class CallRunner {
   at::Tensor block(std::size_t index, const at::Tensor& x, const model::CallContext& context);
   // For manifests: what runs fused and what stays on provider ops; empty when op by op.
   std::string fused_description() const;
+  // The op set of every group of the op-by-op graph (also what the fused call's embed and
+  // head run).
+  const ops::GroupOps& group_ops() const { return group_ops_; }
 
  private:
   // Refuses outputs holding NaN or Inf (plugin specs: a plugin's non-finite output on CUDA is

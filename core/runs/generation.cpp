@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "core/common/error.h"
@@ -26,6 +27,8 @@
 #include "core/runs/environment.h"
 #include "core/runs/identity.h"
 #include "core/runs/manifest.h"
+#include "core/runs/numerics_segments.h"
+#include "core/ops/numerics_env.h"
 #include "core/runs/run_lock.h"
 #include "core/runs/run_inputs.h"
 #include "core/runs/run_paths.h"
@@ -133,6 +136,16 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
           : sampling::load_conditioning(c.conditioning_path(), loaded.config.text_dim);
   const sampling::SamplingPlan plan = sampling::make_plan(
       geometry, conditioning, c.sampling_steps, c.video_shift, c.audio_shift);
+  const auto plugin = ops::plugin::plugin_identity_for(spec);
+  const nlohmann::json plugin_json =
+      plugin ? ops::plugin::plugin_identity_to_json(*plugin) : nlohmann::json();
+  const nlohmann::json numerics = ops::numerics_environment(
+      {device, &calls.group_ops(),
+       ops::AttentionShape{loaded.config.num_attention_heads, plan.layout.sequence_length,
+                           loaded.config.attention_head_dim,
+                           transformer.weights().proj_in_w.scalar_type()},
+       calls.fused_description(), plugin_json});
+  if (p.on_numerics) p.on_numerics(numerics);
 
   // 3. The run directory, locked for this process.
   const RunPaths paths = RunPaths::locate(p.runs_root, c.name, spec.text, p.seed);
@@ -151,10 +164,9 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
   expected.impl_spec = spec.text;
   expected.seed = p.seed;
   expected.identity = identity;
-  if (auto plugin = ops::plugin::plugin_identity_for(spec)) {
-    expected.plugin = ops::plugin::plugin_identity_to_json(*plugin);
-  }
+  expected.plugin = plugin_json;
   expected.environment = environment_info();
+  expected.environment["numerics"] = numerics;
   expected.environment["device"] = ops::describe_device(device);
   expected.environment["ops"] = spec.describe();
   // Where the model lives, for tools that read the run later; location-free for presets so
@@ -170,8 +182,11 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
 
   // 4. Inputs: drawn once for a new run, read back (digest-checked) for an existing one.
   sampling::InitialNoise noise;
-  if (fs::exists(paths.manifest())) {
+  std::vector<NumericsSegment> segments;
+  const bool created = !fs::exists(paths.manifest());
+  if (!created) {
     const Manifest existing = read_manifest(paths.manifest());
+    segments = read_segments(paths, existing);
     check_compatible(existing, expected, paths.manifest());
     check_digest(paths.noise(), existing.noise_digest, paths.manifest());
     check_digest(paths.conditioning(), existing.conditioning_digest, paths.manifest());
@@ -188,6 +203,7 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
                                                  conditioning_tensors(conditioning),
                                                  {{"source", conditioning.source}});
     write_manifest(paths.manifest(), expected);
+    segments = read_segments(paths, expected);
   }
   // The contract itself (canonical JSON; its digest is the manifest's contract_digest), so
   // tools that read the run later find the bounds fixed before generation.
@@ -207,29 +223,88 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
     result.steps.push_back(e);
     if (p.on_step) p.on_step(e);
   };
+  // The numerics environment against the segment that computed the last saved step: checked
+  // only when there are steps left to compute here.
+  const NumericsSegment current = segments.back();
+  const std::vector<std::string> changed =
+      saved < plan.num_calls() ? numerics_changes(current.numerics, numerics)
+                               : std::vector<std::string>{};
+  std::optional<NumericsSegment> next;
+  if (!changed.empty()) {
+    next = NumericsSegment{};
+    next->index = current.index + 1;
+    next->first_step = saved;
+    next->check = saved == 0 ? "unchecked" : "verified";
+    next->changed = changed;
+    next->numerics = numerics;
+    next->host = expected.environment.value("hostname", "");
+  }
+  result.numerics_check = created ? "new run" : "same";
+  // Under a changed environment, the two ends of the stretch the current segment computed are
+  // recomputed (a library's difference can show on some inputs only: docs/numerics-environment.md).
+  auto recheck = [&](int i) {
+    if (i != saved - 1 && !(next && i == current.first_step)) return false;
+    return p.verify_last_step || next.has_value();
+  };
   for (int i = 0; i < saved; ++i) {
     const model::CallInputs inputs = sampling::step_inputs(plan, state, i);
     const LoadedStep step = store.load(i, input_digest(model::named_call_inputs(inputs)));
+    if (const int want = segment_of_step(segments, i); step.record.segment != want) {
+      throw InputError(paths.step_sidecar(i).string() + ": field 'segment': is " +
+                       std::to_string(step.record.segment) + ", but " +
+                       (fs::exists(paths.segments()) ? paths.segments().string()
+                                                     : std::string("the run (no segments.json)")) +
+                       " puts step " + std::to_string(i) + " in segment " + std::to_string(want));
+    }
     const model::CallOutputs outputs{step.sample, step.audio_sample};
-    if (p.verify_last_step && i == saved - 1) {
+    if (recheck(i) && !(next && next->difference)) {
       const model::CallOutputs again = calls.forward(inputs);
+      if (next) next->recomputed_steps.push_back(i);
       for (auto [name, got, want] : {std::tuple{"sample", again.sample, outputs.sample},
                                      std::tuple{"audio_sample", again.audio_sample,
                                                 outputs.audio_sample}}) {
         auto d = metrics::diff_tensors(got.to(at::kCPU), want, name);
-        if (!d.bitwise_equal) {
+        if (d.bitwise_equal) continue;
+        if (!next) {
           throw CheckFailed(paths.step_file(i).string() + ": recomputing step " +
                             std::to_string(i) + " gives a different '" + name +
-                            "' (relative L2 " + std::to_string(d.rel_l2) + ")");
+                            "' (relative L2 " + short_figure(d.rel_l2) + ")");
         }
+        if (!p.accept_new_numerics) {
+          throw InputError(
+              paths.manifest().string() + ": field 'environment.numerics': this process's "
+              "numerics environment differs from the one that computed steps " +
+              std::to_string(current.first_step) + "-" + std::to_string(saved - 1) + " (" +
+              describe_changes(current.numerics, numerics, changed) + "), and recomputing "
+              "step " + std::to_string(i) + " here gives a different '" + name +
+              "' (relative L2 " + short_figure(d.rel_l2) + ", max |diff| " +
+              short_figure(d.max_abs) + ", " + paths.step_file(i).string() +
+              "): continuing would mix numerics. Resume where the run was made (slurm "
+              "generate --constraint / --gpu-type pins a node type), or pass "
+              "--accept-new-numerics to continue and mark the run mixed");
+        }
+        next->check = "accepted";
+        next->difference = OutputDifference{i, name, d.rel_l2, d.max_abs};
+        break;
       }
-      result.verified_last_step = true;
+      if (i == saved - 1) result.verified_last_step = !next || !next->difference;
     }
     sampling::apply_step(plan, state, outputs, i);
     report({i, plan.num_calls(), true, plan.video_schedule.timesteps[i],
             plan.audio_schedule.timesteps[i], rms(outputs.sample), rms(outputs.audio_sample), 0});
     ++result.replayed;
   }
+
+  // A new segment is recorded before any step it computes.
+  if (next) {
+    segments.push_back(*next);
+    write_segments(paths, segments);
+    result.numerics_check = next->check;
+    result.numerics_changes = describe_changes(current.numerics, numerics, changed);
+  }
+  store.set_segment(segments.back().index);
+  result.segment = segments.back().index;
+  result.mixed = is_mixed(segments);
 
   // 6. Compute the rest.
   for (int i = saved; i < plan.num_calls(); ++i) {
@@ -261,6 +336,8 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
   const bool latents_changed =
       !fs::exists(paths.latents()) || io::sha256_file(paths.latents()) != wanted;
   if (latents_changed) write_tensors(paths.latents(), named);
+
+  result.segments = describe_segments(segments, std::min(store.count_complete(), plan.num_calls()));
 
   // 8. Decoded video and audio, when the model has its decoders (vae/, audio_vae/); decoded
   // again only when the latents changed or the decoded files are incomplete.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,12 @@ struct GenerateParams {
   std::string device = "cpu";
   SaveInputs save_inputs = SaveInputs::every;
   bool verify_last_step = false;
+  // A resume under a different numerics environment whose recomputed last step differs:
+  // continue anyway, as a new "accepted" segment (the run is then mixed), rather than refuse.
+  bool accept_new_numerics = false;
+  // Called once, before any step, with this process's numerics environment (the job log of a
+  // Slurm task records it at every start).
+  std::function<void(const nlohmann::json&)> on_numerics;
   std::function<void(const StepEvent&)> on_step;         // called after every step
   const std::atomic<bool>* stop_requested = nullptr;     // checked between steps
   // Contracts with require_gate: the gate result to check (empty: gate.json next to the
@@ -61,12 +68,23 @@ struct GenerateResult {
   int computed = 0;
   bool verified_last_step = false;
   bool decoded = false;  // RUN/decoded/ holds the decoded video (and audio)
+  // The numerics environment against the run's: "new run", "same", or the check of the
+  // segment this process started ("verified", "accepted", "unchecked"); `numerics_changes`
+  // names the changed fields; `segments` describes them all (numerics_segments.h).
+  std::string numerics_check;
+  std::string numerics_changes;
+  int segment = 0;
+  bool mixed = false;
+  std::string segments;
   std::vector<StepEvent> steps;
 };
 
 // Runs or resumes. `candidate` is the candidate OpSet (null when the binary has none).
 // Throws InputError for bad input or a run that cannot be continued (naming the file),
-// CheckFailed when --verify-last-step finds a difference, Preempted when stopped.
+// CheckFailed when --verify-last-step finds a difference, Preempted when stopped. A resume
+// whose numerics environment differs from the run's current segment recomputes the last saved
+// step first: bitwise equal continues as a new "verified" segment; a difference throws
+// InputError naming the changed fields and the differing output, unless accept_new_numerics.
 GenerateResult generate_run(const GenerateParams& params, const ops::OpSetPtr& candidate);
 
 // The model directory a contract names: a preset materialises once under

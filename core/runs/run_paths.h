@@ -5,6 +5,7 @@
 //   inputs/noise.safetensors            initial noise, drawn once
 //   inputs/conditioning.safetensors     conditioning rows fed to every call
 //   steps/NNN.safetensors + NNN.json    one transformer call and its sidecar (NNN = 000..)
+//   segments.json                       numerics segments, once a resume changed environment
 //   latents.safetensors                 final latents
 //   metrics/                            comparison outputs
 // Paths only; nothing here touches the disk except create_directories().
@@ -50,6 +51,8 @@ class RunPaths {
   // steps/NNN.json, the sidecar of step_file(step).
   std::filesystem::path step_sidecar(int step) const;
   std::filesystem::path latents() const { return root_ / "latents.safetensors"; }
+  // Where a resume continued under another numerics environment (numerics_segments.h).
+  std::filesystem::path segments() const { return root_ / "segments.json"; }
   std::filesystem::path metrics_dir() const { return root_ / "metrics"; }
 
   // Creates root, inputs/, steps/ and metrics/. Throws InputError naming the path on failure.

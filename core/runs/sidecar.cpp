@@ -39,7 +39,7 @@ StepRecord parse_sidecar(std::string_view text, const std::string& context,
                                                 "file_digest",    "input_digest", "previous_digest",
                                                 "inputs_saved"};
   for (const auto& [key, item] : value.items()) {
-    if (!allowed.contains(key)) fail_field(sidecar, key, "unknown field");
+    if (!allowed.contains(key) && key != "segment") fail_field(sidecar, key, "unknown field");
   }
   for (const auto& key : allowed) {
     if (!value.contains(key)) fail_field(sidecar, key, "missing");
@@ -82,6 +82,14 @@ StepRecord parse_sidecar(std::string_view text, const std::string& context,
   record.previous_digest = value["previous_digest"].get<std::string>();
   if (!value["inputs_saved"].is_boolean()) fail_field(sidecar, "inputs_saved", "must be a boolean");
   record.inputs_saved = value["inputs_saved"].get<bool>();
+  if (value.contains("segment")) {
+    if (!value["segment"].is_number_unsigned() ||
+        value["segment"].get<std::uint64_t>() >
+            static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
+      fail_field(sidecar, "segment", "is " + value["segment"].dump() + ", expected a segment number");
+    }
+    record.segment = static_cast<int>(value["segment"].get<std::uint64_t>());
+  }
   return record;
 }
 

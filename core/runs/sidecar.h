@@ -21,6 +21,7 @@ struct StepRecord {
   std::string file_digest;
   std::string previous_digest;
   bool inputs_saved = false;
+  int segment = 0;  // numerics segment that computed the step (absent in older sidecars: 0)
 };
 
 // What a sidecar must name; an empty optional accepts any step >= 0 / any file name.
@@ -31,7 +32,8 @@ struct SidecarExpectation {
 
 // Parses and validates one sidecar's bytes: at most kMaxSidecarBytes, canonical form (exactly
 // what StepStore writes), known fields only, format_version, step and file as expected,
-// lower-case hex SHA-256 digests, inputs_saved a boolean. Throws InputError "<context>: ..."
+// lower-case hex SHA-256 digests, inputs_saved a boolean, segment (optional) a step-sized
+// unsigned integer. Throws InputError "<context>: ..."
 // (field named) on any violation; reads no file.
 StepRecord parse_sidecar(std::string_view text, const std::string& context,
                          const SidecarExpectation& expect = {});

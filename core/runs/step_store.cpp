@@ -95,6 +95,7 @@ void StepStore::save(int step, const std::vector<io::NamedTensor>& inputs, bool 
   record.previous_digest = io::sha256_file(previous);
   record.input_digest = input_digest(inputs);
   record.inputs_saved = save_inputs;
+  record.segment = segment_;
 
   // Step 4: the call file, then the sidecar.
   std::error_code error;
@@ -116,7 +117,7 @@ void StepStore::save(int step, const std::vector<io::NamedTensor>& inputs, bool 
       {"format_version", kSidecarFormatVersion}, {"step", record.step},
       {"file", call_file.filename().string()},   {"file_digest", record.file_digest},
       {"input_digest", record.input_digest},     {"previous_digest", record.previous_digest},
-      {"inputs_saved", record.inputs_saved}};
+      {"inputs_saved", record.inputs_saved},     {"segment", record.segment}};
   io::atomic_write_text(sidecar, sidecar_json.dump(2) + "\n");
 }
 

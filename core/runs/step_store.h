@@ -8,6 +8,8 @@
 //   previous_digest              SHA-256 of the previous sidecar's bytes (of manifest.json
 //                                for step 0), chaining every step back to the manifest
 //   inputs_saved, format_version
+//   segment                      the numerics segment that computed the step
+//                                (numerics_segments.h); absent in older runs, read as 0
 // A step counts as saved only once its sidecar exists; a call file without one (a crash
 // between the two writes) is treated as absent and overwritten.
 #include <string>
@@ -63,10 +65,14 @@ class StepStore {
 
   const RunPaths& paths() const { return paths_; }
 
+  // The numerics segment recorded in the sidecars save() writes from now on (default 0).
+  void set_segment(int segment) { segment_ = segment; }
+
  private:
   LoadedStep load_checked(int step, const std::string* expected_input_digest) const;
   RunPaths paths_;
   std::string impl_spec_;
+  int segment_ = 0;
 };
 
 }  // namespace h3p::runs
