@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -33,9 +34,10 @@ namespace fs = std::filesystem;
 // Options every `slurm` subcommand shares.
 struct SlurmOptions {
   std::string contract, runs, out, h3parity, templates, time = "01:00:00", device = "cpu";
-  std::string array, partition;
+  std::string array, partition, constraint, gpu_type;
   std::vector<std::string> sbatch_args;
   int cpus = 1;
+  int gpus = 0;  // per task (a task is one job on one node): --gres=gpu:[TYPE:]N; 0: none
   int signal_lead = 300;
   bool submit = false;
 };
@@ -59,6 +61,66 @@ std::string sbatch_word(const std::string& option, const std::string& value) {
     throw InputError(option + " '" + value + "': only [A-Za-z0-9._:,/=%+@-] may go into #SBATCH");
   }
   return value;
+}
+
+// A --constraint value (Slurm's feature expression: a&b, a|b, [a|b], (a&b)*2) for an #SBATCH
+// line, verbatim: features, the operators & | [ ] ( ) * and commas; no whitespace, quotes,
+// newlines or shell syntax.
+std::string constraint_word(const std::string& value) {
+  static const std::regex safe(R"([A-Za-z0-9._:,/=+@&|()*\[\]-]+)");
+  if (!std::regex_match(value, safe)) {
+    throw InputError("--constraint '" + value +
+                     "': only feature names of [A-Za-z0-9._:/=+@-] and the operators & | [ ] "
+                     "( ) * , may go into #SBATCH --constraint");
+  }
+  return value;
+}
+
+bool starts_with_any(const std::string& text, std::initializer_list<const char*> prefixes) {
+  for (const char* p : prefixes) {
+    if (text.rfind(p, 0) == 0) return true;
+  }
+  return false;
+}
+
+// The #SBATCH lines of --partition, --constraint, --gpus/--gpu-type and --sbatch-arg. Refuses
+// (InputError naming the option) a value that would break the script, --gpu-type without
+// GPUs, and an --sbatch-arg repeating what an option sets (sbatch keeps the last of two
+// --constraint lines, so the pin would be lost without a word).
+std::string sbatch_extra(const SlurmOptions& o) {
+  std::string extra;
+  if (!o.partition.empty()) {
+    extra += "#SBATCH --partition=" + sbatch_word("--partition", o.partition) + "\n";
+  }
+  if (!o.constraint.empty()) {
+    extra += "#SBATCH --constraint=" + constraint_word(o.constraint) + "\n";
+  }
+  if (o.gpus < 0) throw InputError("--gpus " + std::to_string(o.gpus) + ": must be 0 or more");
+  if (!o.gpu_type.empty()) {
+    if (o.gpus == 0) {
+      throw InputError("--gpu-type '" + o.gpu_type + "': no GPUs are requested; request them "
+                       "with --gpus N (not --sbatch-arg=--gres=...)");
+    }
+    static const std::regex gres_type("[A-Za-z0-9_.-]+");
+    if (!std::regex_match(o.gpu_type, gres_type)) {
+      throw InputError("--gpu-type '" + o.gpu_type + "': a gres type is [A-Za-z0-9_.-]+");
+    }
+  }
+  if (o.gpus > 0) {
+    extra += "#SBATCH --gres=gpu:" + (o.gpu_type.empty() ? "" : o.gpu_type + ":") +
+             std::to_string(o.gpus) + "\n";
+  }
+  for (const auto& a : o.sbatch_args) {
+    sbatch_word("--sbatch-arg", a);
+    if (!o.constraint.empty() && starts_with_any(a, {"--constraint", "-C"})) {
+      throw InputError("--sbatch-arg '" + a + "': --constraint is given already");
+    }
+    if (o.gpus > 0 && starts_with_any(a, {"--gres=", "--gpus=", "--gpus-per-", "-G"})) {
+      throw InputError("--sbatch-arg '" + a + "': --gpus requests the GPUs already");
+    }
+    extra += "#SBATCH " + a + "\n";
+  }
+  return extra;
 }
 
 std::string load_template(const SlurmOptions& o, const std::string& name) {
@@ -102,9 +164,6 @@ std::map<std::string, std::string> common_values(const SlurmOptions& o,
                                                  const contract::Contract& c,
                                                  const std::string& job_name,
                                                  const fs::path& log_dir) {
-  std::string extra;
-  if (!o.partition.empty()) extra += "#SBATCH --partition=" + sbatch_word("--partition", o.partition) + "\n";
-  for (const auto& a : o.sbatch_args) extra += "#SBATCH " + sbatch_word("--sbatch-arg", a) + "\n";
   const std::string array =
       o.array.empty() ? "0-" + std::to_string(c.seeds.size() - 1) : o.array;
   return {{"JOB_NAME", sbatch_word("job name", job_name)},
@@ -113,7 +172,7 @@ std::map<std::string, std::string> common_values(const SlurmOptions& o,
           {"TIME", sbatch_word("--time", o.time)},
           {"CPUS", std::to_string(o.cpus)},
           {"LOG_DIR", sbatch_word("log directory", log_dir.string())},
-          {"SBATCH_EXTRA", extra},
+          {"SBATCH_EXTRA", sbatch_extra(o)},
           {"H3PARITY", shell_quote(o.h3parity.empty() ? self_path()
                                                       : fs::absolute(o.h3parity).string())},
           {"CONTRACT", shell_quote(fs::absolute(o.contract).lexically_normal().string())},
@@ -169,9 +228,16 @@ void add_common(CLI::App* cmd, SlurmOptions& o) {
                   "point and requeues it")->capture_default_str();
   cmd->add_option("--cpus-per-task", o.cpus, "CPUs per task")->capture_default_str();
   cmd->add_option("--partition", o.partition, "partition");
+  cmd->add_option("--constraint", o.constraint,
+                  "node features every start of a task needs (#SBATCH --constraint, Slurm's "
+                  "syntax: a&b, a|b, [a|b]); pins a requeued task to one node type");
+  cmd->add_option("--gpus", o.gpus, "GPUs per task (#SBATCH --gres=gpu:N)");
+  cmd->add_option("--gpu-type", o.gpu_type,
+                  "GPU model, the gres type: --gres=gpu:TYPE:N (needs --gpus); pins a "
+                  "requeued task to that model");
   cmd->add_option("--array", o.array, "array task ids = seed indices (default: every seed)");
   cmd->add_option("--sbatch-arg", o.sbatch_args,
-                  "extra #SBATCH argument, e.g. --sbatch-arg=--gres=gpu:1 (repeatable)");
+                  "extra #SBATCH argument, e.g. --sbatch-arg=--mem=64G (repeatable)");
   cmd->add_option("--device", o.device, "cpu | cuda[:N]")->capture_default_str();
   cmd->add_flag("--submit", o.submit, "submit with sbatch and print the job ids");
 }
@@ -247,6 +313,7 @@ void add_slurm(CLI::App& app, Action& action, const GlobalOptions& global) {
   g->callback([&action, gen] {
     action = [gen] {
       const SlurmOptions& o = gen->common;
+      sbatch_extra(o);  // refuses a bad #SBATCH option before any work
       const contract::Contract c = contract::load_contract(o.contract);
       const ops::ImplSpec spec = ops::ImplSpec::parse(gen->impl);
       // A plugin must be found here, before any task would fail on it (it is not loaded: the
@@ -311,6 +378,7 @@ void add_slurm(CLI::App& app, Action& action, const GlobalOptions& global) {
   r->callback([&action, chk] {
     action = [chk] {
       const SlurmOptions& o = chk->common;
+      sbatch_extra(o);  // refuses a bad #SBATCH option before any work
       const contract::Contract c = contract::load_contract(o.contract);
       const ops::ImplSpec spec = ops::ImplSpec::parse(chk->impl);
       if (spec.uses_plugin()) ops::plugin::locate_plugin(spec.plugin);
@@ -352,6 +420,7 @@ void add_slurm(CLI::App& app, Action& action, const GlobalOptions& global) {
                 "job id(s) to depend on with afterok (colon-separated)");
   c->callback([&action, cmp] {
     action = [cmp] {
+      sbatch_extra(cmp->common);  // refuses a bad #SBATCH option before any work
       const contract::Contract contract = contract::load_contract(cmp->common.contract);
       if (!cmp->spec.after.empty()) sbatch_word("--after", cmp->spec.after);
       compare_job(cmp->common, contract, cmp->spec);

@@ -4,8 +4,10 @@
 # script, forwarded to h3parity, which stops at a safe point; Slurm re-runs the task), task 1 is
 # signalled with `scancel -b --signal=USR1` (forwarded; h3parity exits 3; the script requeues
 # itself), task 2 runs undisturbed. Every task must complete, the interrupted ones after one
-# restart that resumed from disk, and every file of every seed must be byte-identical to a local
-# uninterrupted run with the same runs layout. Prints the timeline of job events.
+# restart that resumed from disk, every start must have logged its numerics environment, and
+# every file of every seed must be byte-identical to a local uninterrupted run with the same
+# runs layout. Prints the timeline of job events. Before that, sbatch must refuse scripts pinned
+# (--constraint, --gpu-type) to a node feature and a GPU model the cluster lacks.
 # Uses the cluster of H3P_SLURM_DIR when one runs there (scripts/test.sh starts one); otherwise
 # starts its own through scripts/slurm-cluster.sh and stops it by PID. Skips (77) when the
 # daemons are not installed or the test cannot run them (not root, no sudo).
@@ -37,9 +39,26 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# 2. Submit the array.
 sed -e 's/"sampling_steps": 50/"sampling_steps": 80/' \
   "$H3P_SOURCE_DIR/resources/contracts/demo.json" > c.json
+
+# 2. sbatch reads the pin of a script: a feature or GPU model the cluster lacks is refused
+# (sbatch --test-only: nothing is queued), never started on some other node.
+pin_refused() {  # pin_refused WHAT_SBATCH_SAYS SLURM_GENERATE_ARGS...
+  local want=$1; shift
+  rm -rf P
+  "$H3P_CLI" slurm generate --contract c.json --runs R --out P "$@" >/dev/null \
+    || fail "slurm generate $* exited $?"
+  local said status=0
+  said=$(sbatch --test-only P/*.sbatch 2>&1) || status=$?
+  [[ $status != 0 ]] && grep -q "$want" <<<"$said" \
+    || fail "sbatch --test-only with $* (exit $status): $said"
+  rm -rf P
+}
+pin_refused "Invalid feature specification" --constraint h3p_no_such_feature
+pin_refused "Invalid generic resource" --gpus 1 --gpu-type h3p_no_such_gpu
+
+# 3. Submit the array.
 t0=$(date +%s.%N)
 out=$("$H3P_CLI" slurm generate --contract c.json --runs R --time 00:15:00 --signal-lead 60 --submit) \
   || fail "slurm generate --submit exited $?"
@@ -69,7 +88,7 @@ saved() { ls R/demo/provider/seed-$1/steps/*.json 2>/dev/null | wc -l; }
 running() { [[ ${seen[$1]:-} == RUNNING* ]]; }
 deadline=$(( $(date +%s) + 600 ))
 
-# 3. Requeue task 0 and signal task 1, each mid-run.
+# 4. Requeue task 0 and signal task 1, each mid-run.
 requeued=0 signalled=0
 while (( requeued == 0 || signalled == 0 )); do
   (( $(date +%s) < deadline )) || fail "tasks did not reach mid-run"
@@ -87,7 +106,7 @@ while (( requeued == 0 || signalled == 0 )); do
   sleep 0.1
 done
 
-# 4. Wait for every task to complete.
+# 5. Wait for every task to complete.
 while :; do
   poll
   done_count=0
@@ -108,7 +127,7 @@ sort -n timeline | awk -v t0="$t0" '{ $1 = sprintf("%7.2f s ", $1 - t0); print }
 echo "job logs:"
 cat R/slurm/logs/*
 
-# 5. What happened is what was meant to happen.
+# 6. What happened is what was meant to happen.
 for t in 0 1; do
   [[ ${seen[$t]} == "COMPLETED restarts=1" ]] || fail "task $t: ${seen[$t]} (want one restart)"
 done
@@ -121,8 +140,21 @@ for s in 42 43; do
   grep -Eq "seed-$s: [0-9]+ calls, [1-9][0-9]* replayed from disk" <<<"$logs" \
     || fail "seed $s was not resumed from disk"
 done
+# Every start of a task (the script logs "start on") printed its numerics environment once,
+# before the next start: two in the logs of the requeued tasks, one in the undisturbed one's.
+for t in 0 1 2; do
+  log=$(ls R/slurm/logs/*-"${array}_$t".out) || fail "task $t: no job log"
+  read -r starts misplaced < <(awk '
+    /\): start on / { if (starts > 0 && lines != 1) misplaced++; starts++; lines = 0; next }
+    /^numerics environment: / { if (starts == 0) misplaced++; lines++ }
+    END { if (starts > 0 && lines != 1) misplaced++; print starts + 0, misplaced + 0 }' "$log")
+  want=$(( ${seen[$t]##*restarts=} + 1 ))
+  [[ $starts == "$want" ]] || fail "task $t: $starts starts in $log, want $want"
+  [[ $misplaced == 0 ]] \
+    || fail "task $t: not one 'numerics environment: ' line per start in $log:"$'\n'"$(cat "$log")"
+done
 
-# 6. Byte identity with a local uninterrupted run of each seed.
+# 7. Byte identity with a local uninterrupted run of each seed.
 for i in 0 1 2; do
   "$H3P_CLI" --progress none generate --contract c.json --seed-index $i --runs L >/dev/null \
     || fail "local generate of seed index $i exited $?"
