@@ -233,6 +233,12 @@ bool is_mixed(const std::vector<NumericsSegment>& segments) {
                      [](const NumericsSegment& s) { return s.check == "accepted"; });
 }
 
+std::vector<int> segment_starts(const std::vector<NumericsSegment>& segments) {
+  std::vector<int> starts;
+  for (const NumericsSegment& s : segments) starts.push_back(s.first_step);
+  return starts;
+}
+
 int segment_of_step(const std::vector<NumericsSegment>& segments, int step) {
   int index = 0;
   for (const NumericsSegment& s : segments) {

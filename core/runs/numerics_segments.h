@@ -67,6 +67,9 @@ std::string describe_changes(const nlohmann::json& run, const nlohmann::json& no
 // True when a segment's steps continued although its recomputed step differed.
 bool is_mixed(const std::vector<NumericsSegment>& segments);
 
+// The first step of every segment, in order (StepStore::set_segments).
+std::vector<int> segment_starts(const std::vector<NumericsSegment>& segments);
+
 // The segment that computed `step` (the last whose first_step <= step).
 int segment_of_step(const std::vector<NumericsSegment>& segments, int step);
 

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <system_error>
@@ -11,7 +13,10 @@
 #include "core/common/error.h"
 #include "core/io/sha256.h"
 #include "core/ops/impl_spec.h"
+#include "core/runs/manifest.h"
+#include "core/runs/numerics_segments.h"
 #include "core/runs/run_paths.h"
+#include "core/runs/sidecar.h"
 
 namespace h3p::runs {
 namespace fs = std::filesystem;
@@ -100,6 +105,39 @@ class Driver {
   const ResumeCheckParams& params_;
   ops::OpSetPtr candidate_;
   fs::path runs_root_;
+};
+
+// ATEN_CPU_CAPABILITY's value for the capability `numerics` records as in use ("AVX2" ->
+// "avx2"): setting it changes the recorded environment and never the kernels.
+std::string capability_in_use(const json& numerics) {
+  const std::string used = numerics.is_object() && numerics.contains("cpu")
+                               ? numerics["cpu"].value("aten_capability", "")
+                               : "";
+  if (used == "AVX512") return "avx512";
+  if (used == "AVX2") return "avx2";
+  return "default";
+}
+
+// Sets an environment variable for one scope, restoring its previous state.
+class ScopedVariable {
+ public:
+  ScopedVariable(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedVariable() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  ScopedVariable(const ScopedVariable&) = delete;
+  ScopedVariable& operator=(const ScopedVariable&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
 };
 
 }  // namespace
@@ -210,6 +248,64 @@ ResumeCheckResult run_resume_check(const ResumeCheckParams& p, const ops::OpSetP
     const GenerateResult r2 = d.invoke(-1, true, s.invocations).first;
     finish(s, d, r1.verified_last_step && r2.verified_last_step && r2.computed == 0,
            "--verify-last-step did not verify the last saved step");
+  }
+
+  // 7. Resumed under a changed numerics environment that leaves the kernels as they were:
+  //    the automatic check must find the recomputed steps bitwise equal and continue as a
+  //    verified segment 1; every output file is then identical, and only the sidecars (which
+  //    name their segment) and segments.json differ.
+  {
+    ResumeScenario s{"changed-environment",
+                     "stopped after " + std::to_string(after) +
+                         " computed steps, resumed with ATEN_CPU_CAPABILITY set to the "
+                         "capability already in use (the recorded environment changes, the "
+                         "kernels do not)",
+                     {}, {}, false, ""};
+    Driver d(p, candidate, scenario_root(s.name));
+    d.invoke(after, false, s.invocations);
+    std::string problem;
+    GenerateResult r;
+    try {
+      const json numerics =
+          read_manifest(RunPaths(d.run_dir()).manifest()).environment.value("numerics", json());
+      const ScopedVariable changed("ATEN_CPU_CAPABILITY", capability_in_use(numerics));
+      r = d.invoke(-1, false, s.invocations).first;
+      s.invocations.back() += ", numerics " + r.numerics_check + " (" + r.numerics_changes + ")";
+    } catch (const InputError& e) {
+      problem = std::string("the resume was refused: ") + e.what();
+    }
+    std::map<std::string, std::string> tree = tree_digests(d.run_dir());
+    std::map<std::string, std::string> expected = ref_tree;
+    // Sidecars and segments.json are checked by content below rather than by bytes.
+    for (auto* t : {&tree, &expected}) {
+      std::erase_if(*t, [](const auto& item) {
+        return item.first == "segments.json" ||
+               (item.first.rfind("steps/", 0) == 0 && item.first.ends_with(".json"));
+      });
+    }
+    const int first_new = std::min(after, calls);
+    if (problem.empty() && first_new < calls) {
+      if (r.numerics_check != "verified" || r.segment != 1) {
+        problem = "the resume's numerics check was '" + r.numerics_check + "' (segment " +
+                  std::to_string(r.segment) + "), expected 'verified' (segment 1)";
+      }
+      const RunPaths run(d.run_dir());
+      for (int i = 0; i < calls && problem.empty(); ++i) {
+        const StepRecord record =
+            parse_sidecar(io::read_file(run.step_sidecar(i)), run.step_sidecar(i).string());
+        if (record.segment != (i < first_new ? 0 : 1)) {
+          problem = run.step_sidecar(i).string() + " names segment " +
+                    std::to_string(record.segment) + ", expected " +
+                    std::to_string(i < first_new ? 0 : 1);
+        }
+      }
+    }
+    s.files = compare_trees(expected, tree);
+    const bool identical = std::all_of(s.files.begin(), s.files.end(),
+                                       [](const ComparedFile& f) { return f.identical(); });
+    s.passed = problem.empty() && identical;
+    s.problem = !problem.empty() ? problem : identical ? "" : "files differ from the uninterrupted run";
+    result.scenarios.push_back(s);
   }
 
   result.passed = std::all_of(result.scenarios.begin(), result.scenarios.end(),

@@ -10,6 +10,10 @@
 //                          no file may change
 //   verify-last-step       stopped once, resumed with --verify-last-step (the last saved call is
 //                          recomputed and must match bitwise), then verified again when finished
+//   changed-environment    stopped once, resumed with ATEN_CPU_CAPABILITY set to the capability
+//                          in use: the numerics environment differs, the kernels do not, so the
+//                          automatic check must pass and the run continue as segment 1 (its
+//                          sidecars name it; sidecars and segments.json are checked by content)
 // Preemption is simulated in-process with the generation loop's stop flag, which is exactly
 // what SIGTERM/SIGUSR1 set. Every file of every run directory (the lock file excluded) is
 // compared with the reference by SHA-256 and listed.

@@ -1,5 +1,8 @@
 #include "core/runs/step_store.h"
 
+#include "core/runs/manifest.h"
+#include "core/runs/numerics_segments.h"
+
 #include <initializer_list>
 #include <algorithm>
 #include <set>
@@ -44,7 +47,11 @@ std::string input_digest(const std::vector<io::NamedTensor>& inputs) {
 }
 
 StepStore::StepStore(RunPaths paths, std::string impl_spec)
-    : paths_(std::move(paths)), impl_spec_(std::move(impl_spec)) {}
+    : paths_(std::move(paths)), impl_spec_(std::move(impl_spec)) {
+  if (path_exists(paths_.segments())) {
+    segment_starts_ = segment_starts(read_segments(paths_, read_manifest(paths_.manifest())));
+  }
+}
 
 int StepStore::count_complete() const {
   int step = 0;
@@ -95,7 +102,7 @@ void StepStore::save(int step, const std::vector<io::NamedTensor>& inputs, bool 
   record.previous_digest = io::sha256_file(previous);
   record.input_digest = input_digest(inputs);
   record.inputs_saved = save_inputs;
-  record.segment = segment_;
+  record.segment = static_cast<int>(segment_starts_.size()) - 1;
 
   // Step 4: the call file, then the sidecar.
   std::error_code error;
@@ -121,6 +128,13 @@ void StepStore::save(int step, const std::vector<io::NamedTensor>& inputs, bool 
   io::atomic_write_text(sidecar, sidecar_json.dump(2) + "\n");
 }
 
+void StepStore::set_segments(std::vector<int> first_steps) {
+  if (first_steps.empty() || first_steps.front() != 0) {
+    throw InputError(paths_.segments().string() + ": the first numerics segment must start at step 0");
+  }
+  segment_starts_ = std::move(first_steps);
+}
+
 LoadedStep StepStore::load(int step, const std::string& expected_input_digest) const {
   return load_checked(step, &expected_input_digest);
 }
@@ -137,6 +151,17 @@ LoadedStep StepStore::load_checked(int step, const std::string* expected_input_d
   loaded.record = parse_sidecar(io::read_file(sidecar), sidecar.string(),
                                 {step, call_file.filename().string()});
   const StepRecord& record = loaded.record;
+  int segment = 0;
+  for (std::size_t k = 0; k < segment_starts_.size(); ++k) {
+    if (segment_starts_[k] <= step) segment = static_cast<int>(k);
+  }
+  if (record.segment != segment) {
+    fail_field(sidecar, "segment",
+               "is " + std::to_string(record.segment) + ", but the run's numerics segments (" +
+                   (path_exists(paths_.segments()) ? paths_.segments().string()
+                                                   : std::string("none recorded: segment 0")) +
+                   ") put step " + std::to_string(step) + " in segment " + std::to_string(segment));
+  }
 
   // Step 2: the chain back to the previous sidecar, or the manifest for step 0.
   const auto previous = step == 0 ? paths_.manifest() : paths_.step_sidecar(step - 1);

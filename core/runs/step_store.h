@@ -39,7 +39,8 @@ std::string input_digest(const std::vector<io::NamedTensor>& inputs);
 // Reads and writes steps/ of one run. Not thread-safe; one writer per run (hold a RunLock).
 class StepStore {
  public:
-  // `impl_spec` is recorded in each call file's metadata.
+  // `impl_spec` is recorded in each call file's metadata. The run's segments.json, where it
+  // exists, is read (and validated against manifest.json) for set_segments.
   explicit StepStore(RunPaths paths, std::string impl_spec = {});
 
   // Saves step `step`: the call file (inputs first when save_inputs, then outputs `sample` and
@@ -55,7 +56,8 @@ class StepStore {
 
   // Reads step `step` and verifies: sidecar JSON (canonical form, fields, step, file name),
   // the chain to the previous sidecar (or manifest.json), the call file's digest and
-  // structure, the saved inputs against input_digest, and that input_digest equals
+  // structure, the saved inputs against input_digest, the segment it names (set_segments),
+  // and that input_digest equals
   // `expected_input_digest` (the digest of the inputs being replayed). Any mismatch,
   // corruption or truncation throws InputError naming the sidecar or call file.
   LoadedStep load(int step, const std::string& expected_input_digest) const;
@@ -65,14 +67,15 @@ class StepStore {
 
   const RunPaths& paths() const { return paths_; }
 
-  // The numerics segment recorded in the sidecars save() writes from now on (default 0).
-  void set_segment(int segment) { segment_ = segment; }
+  // The run's numerics segments by their first steps (numerics_segments.h; default {0}): load
+  // requires each sidecar to name the segment its step falls in, and save records the last.
+  void set_segments(std::vector<int> first_steps);
 
  private:
   LoadedStep load_checked(int step, const std::string* expected_input_digest) const;
   RunPaths paths_;
   std::string impl_spec_;
-  int segment_ = 0;
+  std::vector<int> segment_starts_ = {0};
 };
 
 }  // namespace h3p::runs

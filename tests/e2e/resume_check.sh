@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # e2e: resume-check on the demo contract (fewer grid points): uninterrupted, preempted once,
-# preempted repeatedly, nothing left to compute and --verify-last-step all pass, every file of
-# every scenario is listed and byte-identical, and the listed digests are the files' own
+# preempted repeatedly, nothing left to compute, --verify-last-step and a resume under a changed
+# numerics environment all pass, every file of every scenario is listed and byte-identical
+# (sidecars and segments.json of the changed-environment scenario are checked by content), and the listed digests are the files' own
 # (recomputed here independently); bad input is exit 2 and leaves the earlier check in place.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -17,14 +18,20 @@ r = json.load(open(sys.argv[1]))
 assert r["passed"] and r["num_calls"] == 15, r["num_calls"]
 names = [s["name"] for s in r["scenarios"]]
 assert names == ["uninterrupted", "preempted-once", "preempted-repeatedly", "nothing-left",
-                 "verify-last-step"], names
+                 "verify-last-step", "changed-environment"], names
 ref = {f["path"] for f in r["scenarios"][0]["files"]}
 # 15 calls + sidecars, manifest, contract, 2 inputs, latents, 4 decoded files
 assert len(ref) == 2 * 15 + 9, sorted(ref)
 assert {"decoded/frames.rgb", "decoded/audio.safetensors", "contract.json"} <= ref, sorted(ref)
+changed = r["scenarios"][5]
+outputs = {p for p in ref if not (p.startswith("steps/") and p.endswith(".json"))}
+assert {f["path"] for f in changed["files"]} == outputs, sorted(f["path"] for f in changed["files"])
+assert "numerics verified" in changed["invocations"][1], changed["invocations"]
+assert "env.ATEN_CPU_CAPABILITY" in changed["invocations"][1], changed["invocations"]
 for s in r["scenarios"]:
-    assert s["passed"], s["name"]
-    assert {f["path"] for f in s["files"]} == ref, s["name"]
+    assert s["passed"], (s["name"], s["problem"])
+    if s is not changed:
+        assert {f["path"] for f in s["files"]} == ref, s["name"]
     assert all(f["identical"] and f["sha256"] == f["reference_sha256"] for f in s["files"])
 rep = r["scenarios"][2]["invocations"]
 assert len(rep) == 4 and all("stopped" in i for i in rep[:-1]) and "finished" in rep[-1], rep

@@ -39,6 +39,9 @@ nlohmann::json side_json(const SideInfo& s) {
     j["seed"] = *s.seed;
     j["contract"] = s.contract_name;
     j["contract_digest"] = s.contract_digest;
+    j["mixed"] = s.mixed;
+    j["numerics_segments"] = s.segment_count;
+    if (s.segment_count > 1) j["segments"] = s.segments;
   }
   return j;
 }

@@ -10,6 +10,7 @@
 #include "core/io/sha256.h"
 #include "core/metrics/compare/compare_output.h"
 #include "core/runs/manifest.h"
+#include "core/runs/numerics_segments.h"
 #include "core/runs/run_paths.h"
 
 namespace h3p::compare {
@@ -45,7 +46,8 @@ std::vector<FoundRun> find_runs(const fs::path& root) {
 // Files of one run that the report cites.
 void cite_run(const fs::path& dir, std::set<fs::path>& cited) {
   const runs::RunPaths paths(dir);
-  for (const fs::path& f : {paths.manifest(), paths.latents(), paths.noise(), paths.conditioning()}) {
+  for (const fs::path& f : {paths.manifest(), paths.segments(), paths.latents(), paths.noise(),
+                            paths.conditioning()}) {
     if (fs::exists(f)) cited.insert(f);
   }
   for (const fs::path& sub : {paths.steps_dir(), dir / "decoded"}) {
@@ -135,11 +137,35 @@ ReportResult write_report(const ReportParams& params) {
      << found.size() << " runs, " << result.comparisons.size() << " comparisons against the "
      << "provider of the same contract and seed. Verdict: "
      << (!result.passed() ? "no bounds" : (*result.passed() ? "all passed" : "FAILED")) << ".\n\n";
-  md << "| run | contract | impl spec | seed | identity (weights) |\n|---|---|---|---|---|\n";
+  md << "| run | contract | impl spec | seed | identity (weights) | numerics |\n"
+        "|---|---|---|---|---|---|\n";
+  // Where each run's steps were computed (runs/numerics_segments.h): one environment, or the
+  // segments of a run resumed under another one.
+  nlohmann::json numerics = nlohmann::json::array();
+  std::vector<std::string> mixed_runs;
   for (const FoundRun& r : found) {
-    md << "| `" << r.dir.lexically_relative(root).string() << "` | " << r.manifest.contract_name
-       << " | `" << r.manifest.impl_spec << "` | " << r.manifest.seed << " | `"
-       << r.manifest.identity.weights_digest.substr(0, 16) << "` |\n";
+    const runs::RunPaths paths(r.dir);
+    const auto segments = runs::read_segments(paths, r.manifest);
+    int saved = 0;
+    while (fs::exists(paths.step_sidecar(saved))) ++saved;
+    const bool mixed = runs::is_mixed(segments);
+    const std::string rel = r.dir.lexically_relative(root).string();
+    const std::string where = segments.size() == 1 ? "one environment"
+                              : mixed ? "**mixed**: " + runs::describe_segments(segments, saved)
+                                      : "verified: " + runs::describe_segments(segments, saved);
+    if (mixed) mixed_runs.push_back(rel);
+    md << "| `" << rel << "` | " << r.manifest.contract_name << " | `" << r.manifest.impl_spec
+       << "` | " << r.manifest.seed << " | `" << r.manifest.identity.weights_digest.substr(0, 16)
+       << "` | " << where << " |\n";
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& seg : segments) list.push_back(runs::segment_to_json(seg));
+    numerics.push_back({{"run", rel}, {"mixed", mixed}, {"segments", list}});
+  }
+  if (!mixed_runs.empty()) {
+    md << "\n**Mixed runs** (steps computed under numerics environments that give different "
+          "results; a resume continued with --accept-new-numerics):";
+    for (const std::string& m : mixed_runs) md << " `" << m << "`";
+    md << "\n";
   }
   // The candidate plugins that ran: what each run is bound to besides the model.
   nlohmann::json plugins = nlohmann::json::array();
@@ -177,6 +203,7 @@ ReportResult write_report(const ReportParams& params) {
                       {"comparisons", to_json(result.comparisons)},
                       {"skipped", result.skipped},
                       {"plugins", plugins},
+                      {"numerics", numerics},
                       {"passed", result.passed() ? nlohmann::json(*result.passed()) : nlohmann::json()}};
   if (result.comparisons.size() == 1) j["comparisons"] = nlohmann::json::array({j["comparisons"]});
   else if (result.comparisons.size() > 1) j["comparisons"] = j["comparisons"]["comparisons"];

@@ -11,6 +11,7 @@
 #include "core/runs/comparable.h"
 #include "core/runs/decoded.h"
 #include "core/runs/manifest.h"
+#include "core/runs/numerics_segments.h"
 
 namespace h3p::compare {
 namespace fs = std::filesystem;
@@ -52,7 +53,14 @@ OpenSide open_side(const fs::path& path, const char* role) {
     side.info.seed = side.manifest->seed;
     side.info.contract_name = side.manifest->contract_name;
     side.info.contract_digest = side.manifest->contract_digest;
-    side.decoded = runs::decoded_dir(runs::RunPaths(path));
+    const runs::RunPaths paths(path);
+    side.decoded = runs::decoded_dir(paths);
+    const auto segments = runs::read_segments(paths, *side.manifest);
+    int saved = 0;
+    while (fs::exists(paths.step_sidecar(saved))) ++saved;
+    side.info.segments = runs::describe_segments(segments, saved);
+    side.info.segment_count = static_cast<int>(segments.size());
+    side.info.mixed = runs::is_mixed(segments);
   } else if (fs::is_directory(path) && fs::exists(path / "frames.json")) {
     side.info.kind = "decoded";
     side.decoded = path;
@@ -164,6 +172,15 @@ Comparison compare_pair(const CompareParams& params) {
   };
   if (prov.info.kind == "video") decode(prov, "provider", rate_of(cand));
   if (cand.info.kind == "video") decode(cand, "candidate", rate_of(prov));
+  for (const OpenSide* side : {&cand, &prov}) {
+    if (side->info.segment_count < 2) continue;
+    out.notes.push_back(std::string(side == &cand ? "candidate" : "provider") + " run " +
+                        (side->info.mixed ? "is mixed (computed under numerics environments "
+                                            "that give different results): "
+                                          : "was resumed under another numerics environment, "
+                                            "verified: ") +
+                        side->info.segments);
+  }
   if (cand.info.kind != "run" || prov.info.kind != "run") {
     out.notes.push_back("a side is not a run: only pixel and audio metrics are computed (no "
                         "per-step series, no initial-noise check)");

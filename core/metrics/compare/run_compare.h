@@ -54,6 +54,11 @@ struct SideInfo {
   std::string impl_spec;   // runs only
   std::optional<std::uint64_t> seed;
   std::string contract_name, contract_digest;
+  // Runs only: the numerics segments (runs/numerics_segments.h) in words, and whether the run
+  // is mixed (a segment continued although its spot check differed).
+  std::string segments;
+  int segment_count = 1;
+  bool mixed = false;
 };
 
 // Per step: the candidate's saved velocities and the latents entering the step, against the
