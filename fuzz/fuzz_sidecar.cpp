@@ -14,14 +14,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto text = h3p::fuzz::as_text(data, size);
   try {
     const StepRecord record = parse_sidecar(text, "run/steps/000.json");
-    if (record.step < 0) std::abort();
+    if (record.step < 0 || record.segment < 0) std::abort();
     for (const auto* digest : {&record.file_digest, &record.input_digest, &record.previous_digest})
       if (!is_sha256_hex(*digest)) std::abort();
     const StepRecord again = parse_sidecar(text, "run/steps/000.json");
     if (again.step != record.step || again.file_digest != record.file_digest ||
         again.input_digest != record.input_digest ||
         again.previous_digest != record.previous_digest ||
-        again.inputs_saved != record.inputs_saved)
+        again.inputs_saved != record.inputs_saved || again.segment != record.segment)
       std::abort();
   } catch (const h3p::InputError&) {
     // Refused with a message: expected for most inputs.

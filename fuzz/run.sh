@@ -2,7 +2,8 @@
 # Builds the libFuzzer targets (the `fuzz` preset, into build/fuzz) and runs them.
 # usage: fuzz/run.sh [--build-only | --no-build] [--seconds N] [--runs N] [--keep DIR]
 #                    [--workers N] [--parallel] [TARGET...]
-#   TARGET      safetensors tensor_store contract manifest sidecar impl_spec (default: all)
+#   TARGET      safetensors tensor_store contract manifest sidecar segments impl_spec
+#               (default: all)
 #   --seconds   time per target (libFuzzer -max_total_time; default 20)
 #   --runs      stop each fuzzing process after N executions (default: no limit)
 #   --keep DIR  keep each target's grown corpus in DIR/<target> (default: a temporary folder)
@@ -20,7 +21,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-all=(safetensors tensor_store contract manifest sidecar impl_spec)
+all=(safetensors tensor_store contract manifest sidecar segments impl_spec)
 build=1; run=1; seconds=20; runs=-1; keep=""; workers=1; parallel=0; targets=()
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -55,11 +56,11 @@ fi
 [[ $run == 1 ]] || exit 0
 
 # Largest input per target (bytes): about twice the largest real file of its kind (a run's
-# manifest is under 2 KB, a sidecar under 400 bytes, a contract under 600, an impl spec under
-# 60), so the fuzzer spends its time on inputs a parser meets instead of ever longer ones.
+# manifest is under 2 KB, a sidecar under 400 bytes, a two-segment segments.json under 2 KB, a
+# contract under 600, an impl spec under 60), so the fuzzer spends its time on inputs a parser meets instead of ever longer ones.
 # Inputs beyond the bounds (deep nesting, huge headers) are kept in regressions/ and run first.
 declare -A max_len=([safetensors]=4096 [tensor_store]=4096 [contract]=2048 [manifest]=4096
-                    [sidecar]=1024 [impl_spec]=256)
+                    [sidecar]=1024 [segments]=4096 [impl_spec]=256)
 
 artifacts=$root/build/fuzz/artifacts
 mkdir -p "$artifacts"

@@ -1,8 +1,9 @@
 #include "core/runs/numerics_segments.h"
 
 #include <algorithm>
-#include <map>
+#include <cstdint>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "core/common/error.h"
@@ -37,11 +38,16 @@ std::string show(const std::map<std::string, json>& leaves, const std::string& f
   return it == leaves.end() ? std::string("absent") : it->second.dump();
 }
 
-[[noreturn]] void fail(const fs::path& file, const std::string& field, const std::string& what) {
-  throw InputError(file.string() + ": field '" + field + "': " + what);
+[[noreturn]] void fail(const std::string& file, const std::string& field, const std::string& what) {
+  throw InputError(file + ": field '" + field + "': " + what);
 }
 
-NumericsSegment segment_from_json(const json& v, const fs::path& file, std::size_t at) {
+// A step number as the run files hold it: an unsigned integer no larger than 2^30.
+bool is_step_number(const json& v) {
+  return v.is_number_unsigned() && v.get<std::uint64_t>() <= (std::uint64_t{1} << 30);
+}
+
+NumericsSegment segment_from_json(const json& v, const std::string& file, std::size_t at) {
   const std::string where = "segments[" + std::to_string(at) + "]";
   if (!v.is_object()) fail(file, where, "must be an object");
   static const std::set<std::string> allowed = {"segment",  "first_step",     "check",
@@ -52,7 +58,7 @@ NumericsSegment segment_from_json(const json& v, const fs::path& file, std::size
   }
   NumericsSegment s;
   auto integer = [&](const char* key) {
-    if (!v.contains(key) || !v[key].is_number_unsigned() || v[key].get<std::uint64_t>() > 1u << 30) {
+    if (!v.contains(key) || !is_step_number(v[key])) {
       fail(file, where + "." + key, "missing or not a step number");
     }
     return static_cast<int>(v[key].get<std::uint64_t>());
@@ -76,7 +82,7 @@ NumericsSegment segment_from_json(const json& v, const fs::path& file, std::size
     const json& r = v["recomputed_steps"];
     if (!r.is_array()) fail(file, where + ".recomputed_steps", "must be an array of step numbers");
     for (const json& step : r) {
-      if (!step.is_number_unsigned() || step.get<std::uint64_t>() > 1u << 30) {
+      if (!is_step_number(step)) {
         fail(file, where + ".recomputed_steps", "must be an array of step numbers");
       }
       s.recomputed_steps.push_back(static_cast<int>(step.get<std::uint64_t>()));
@@ -84,7 +90,7 @@ NumericsSegment segment_from_json(const json& v, const fs::path& file, std::size
   }
   if (v.contains("difference") && !v["difference"].is_null()) {
     const json& d = v["difference"];
-    if (!d.is_object() || !d.contains("step") || !d["step"].is_number_unsigned() ||
+    if (!d.is_object() || !d.contains("step") || !is_step_number(d["step"]) ||
         !d.contains("output") || !d["output"].is_string() || !d.contains("rel_l2") ||
         !d["rel_l2"].is_number() || !d.contains("max_abs") || !d["max_abs"].is_number()) {
       fail(file, where + ".difference",
@@ -139,16 +145,11 @@ json segment_to_json(const NumericsSegment& s) {
   return v;
 }
 
-std::vector<NumericsSegment> read_segments(const RunPaths& paths, const Manifest& manifest) {
-  const fs::path file = paths.segments();
-  if (!fs::exists(file)) {
-    NumericsSegment first;
-    first.numerics = manifest_numerics(manifest);
-    first.host = manifest_host(manifest);
-    return {first};
-  }
-  const json root = contract::parse_json_text(io::read_file(file), file.string());
-  if (!root.is_object()) throw_input(file.string(), "must be a JSON object");
+std::vector<NumericsSegment> parse_segments(std::string_view text, const std::string& context,
+                                            const json& manifest_numerics) {
+  const std::string& file = context;
+  const json root = contract::parse_json_text(text, file);
+  if (!root.is_object()) throw_input(file, "must be a JSON object");
   for (const auto& [key, item] : root.items()) {
     if (key != "format_version" && key != "segments") fail(file, key, "unknown field");
   }
@@ -176,10 +177,21 @@ std::vector<NumericsSegment> read_segments(const RunPaths& paths, const Manifest
     }
     out.push_back(std::move(s));
   }
-  if (out.front().numerics != manifest_numerics(manifest)) {
+  if (out.front().numerics != manifest_numerics) {
     fail(file, "segments[0].numerics", "differs from the manifest's environment.numerics");
   }
   return out;
+}
+
+std::vector<NumericsSegment> read_segments(const RunPaths& paths, const Manifest& manifest) {
+  const fs::path file = paths.segments();
+  if (!fs::exists(file)) {
+    NumericsSegment first;
+    first.numerics = manifest_numerics(manifest);
+    first.host = manifest_host(manifest);
+    return {first};
+  }
+  return parse_segments(io::read_file(file), file.string(), manifest_numerics(manifest));
 }
 
 void write_segments(const RunPaths& paths, const std::vector<NumericsSegment>& segments) {

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/runs/manifest.h"
@@ -31,6 +32,8 @@ struct OutputDifference {
   std::string output;  // "sample" or "audio_sample"
   double rel_l2 = 0;
   double max_abs = 0;
+
+  bool operator==(const OutputDifference&) const = default;
 };
 
 struct NumericsSegment {
@@ -46,9 +49,18 @@ struct NumericsSegment {
   bool operator==(const NumericsSegment&) const = default;
 };
 
-// The run's segments: segments.json when present (validated: format, consecutive indices,
-// increasing first steps, segment 0 equal to the manifest's numerics), else the one segment of
-// the manifest. Throws InputError naming the file and field.
+// Parses and validates segments.json text: known fields only, format_version, consecutive
+// indices from 0, segment 0 "initial" at step 0, first steps non-decreasing (a resume that
+// stopped before computing a step may be followed by another at the same step), later segments
+// not "initial", and segment 0's numerics equal to `manifest_numerics` (the manifest's
+// environment.numerics, null where it has none). Throws InputError "<context>: field '<name>':
+// <what>" (or "<context>: ..." for text that is not JSON); reads no file.
+std::vector<NumericsSegment> parse_segments(std::string_view text, const std::string& context,
+                                            const nlohmann::json& manifest_numerics);
+
+// The run's segments: segments.json when present (parse_segments, against the manifest's
+// environment.numerics), else the one segment of the manifest. Throws InputError naming the
+// file and field.
 std::vector<NumericsSegment> read_segments(const RunPaths& paths, const Manifest& manifest);
 
 // Writes segments.json atomically.

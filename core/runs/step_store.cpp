@@ -36,6 +36,14 @@ bool path_exists(const std::filesystem::path& path) {
   throw InputError(file.string() + ": field '" + field + "': " + what);
 }
 
+// The segment whose stretch holds `step`: the last whose first step is <= step.
+int segment_at(const std::vector<int>& starts, int step) {
+  int segment = 0;
+  for (std::size_t k = 0; k < starts.size(); ++k) {
+    if (starts[k] <= step) segment = static_cast<int>(k);
+  }
+  return segment;
+}
 
 }  // namespace
 
@@ -102,7 +110,8 @@ void StepStore::save(int step, const std::vector<io::NamedTensor>& inputs, bool 
   record.previous_digest = io::sha256_file(previous);
   record.input_digest = input_digest(inputs);
   record.inputs_saved = save_inputs;
-  record.segment = static_cast<int>(segment_starts_.size()) - 1;
+  // The segment load will require (the last one, where steps are computed in order).
+  record.segment = segment_at(segment_starts_, step);
 
   // Step 4: the call file, then the sidecar.
   std::error_code error;
@@ -132,6 +141,10 @@ void StepStore::set_segments(std::vector<int> first_steps) {
   if (first_steps.empty() || first_steps.front() != 0) {
     throw InputError(paths_.segments().string() + ": the first numerics segment must start at step 0");
   }
+  if (!std::is_sorted(first_steps.begin(), first_steps.end())) {
+    throw InputError(paths_.segments().string() +
+                     ": numerics segments must not start before the previous one");
+  }
   segment_starts_ = std::move(first_steps);
 }
 
@@ -151,10 +164,7 @@ LoadedStep StepStore::load_checked(int step, const std::string* expected_input_d
   loaded.record = parse_sidecar(io::read_file(sidecar), sidecar.string(),
                                 {step, call_file.filename().string()});
   const StepRecord& record = loaded.record;
-  int segment = 0;
-  for (std::size_t k = 0; k < segment_starts_.size(); ++k) {
-    if (segment_starts_[k] <= step) segment = static_cast<int>(k);
-  }
+  const int segment = segment_at(segment_starts_, step);
   if (record.segment != segment) {
     fail_field(sidecar, "segment",
                "is " + std::to_string(record.segment) + ", but the run's numerics segments (" +

@@ -67,8 +67,9 @@ class StepStore {
 
   const RunPaths& paths() const { return paths_; }
 
-  // The run's numerics segments by their first steps (numerics_segments.h; default {0}): load
-  // requires each sidecar to name the segment its step falls in, and save records the last.
+  // The run's numerics segments by their first steps (numerics_segments.h; default {0};
+  // non-decreasing, from 0, else InputError): load requires each sidecar to name the segment its
+  // step falls in, and save records that segment (the last, where steps are saved in order).
   void set_segments(std::vector<int> first_steps);
 
  private:

@@ -15,6 +15,9 @@
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
 #include "core/io/sha256.h"
+#include "core/runs/identity.h"
+#include "core/runs/manifest.h"
+#include "core/runs/numerics_segments.h"
 #include "core/runs/step_store.h"
 
 using h3p::InputError;
@@ -80,6 +83,43 @@ void expect_refused(Fn fn, const fs::path& file, const char* what) {
     QVERIFY2(std::string(e.what()).find(file.string()) != std::string::npos,
              (std::string(what) + " -> " + e.what()).c_str());
   }
+}
+
+// Expects `fn` to throw InputError starting "<file>: field '<field>'".
+template <typename Fn>
+void expect_field_refused(Fn fn, const fs::path& file, const std::string& field, const char* what) {
+  try {
+    fn();
+    QFAIL((std::string("accepted: ") + what).c_str());
+  } catch (const InputError& e) {
+    QVERIFY2(std::string(e.what()).starts_with(file.string() + ": field '" + field + "'"),
+             (std::string(what) + " -> " + e.what()).c_str());
+  }
+}
+
+// Replaces the one occurrence of `from` in `path` by `to`.
+void replace_once(const fs::path& path, const std::string& from, const std::string& to) {
+  std::string text = read_text(path);
+  const auto at = text.find(from);
+  QVERIFY2(at != std::string::npos && text.find(from, at + 1) == std::string::npos, from.c_str());
+  text.replace(at, from.size(), to);
+  write_text(path, text);
+}
+
+// A manifest read_manifest accepts, recording `numerics` as environment.numerics.
+std::string manifest_text(const nlohmann::json& numerics) {
+  const std::string hex(64, 'a');
+  runs::Manifest m;
+  m.contract_name = "demo";
+  m.contract_digest = hex;
+  m.impl_spec = "provider";
+  m.seed = 7;
+  m.identity.weights_digest = hex;
+  m.identity.config_digest = hex;
+  m.identity.source_files = {{"core/model/a.cpp", hex}};
+  m.identity.sources_digest = runs::sources_digest_of(m.identity.source_files);
+  m.environment = {{"hostname", "host-a"}, {"numerics", numerics}};
+  return runs::manifest_to_json(m).dump(2) + "\n";
 }
 
 // A run directory with a manifest and `steps` saved steps (inputs saved on even steps).
@@ -364,6 +404,100 @@ class TestStepStore : public QObject {
     // A gap stops the count: steps after a missing sidecar are not complete.
     fs::remove(f.paths.step_sidecar(1));
     QCOMPARE(f.store.count_complete(), 1);
+  }
+
+  void sidecar_without_segment_loads_as_segment_zero() {
+    // Sidecars of runs made before numerics segments have no "segment" field.
+    Fixture f(rng_, 2);
+    for (int k = 0; k < 2; ++k) {
+      replace_once(f.paths.step_sidecar(k), "  \"segment\": 0,\n", "");
+      if (k == 0) {  // re-chain step 1 to the rewritten sidecar 0
+        const std::string key = "\"previous_digest\": \"";
+        std::string text = read_text(f.paths.step_sidecar(1));
+        text.replace(text.find(key) + key.size(), 64, h3p::io::sha256_file(f.paths.step_sidecar(0)));
+        write_text(f.paths.step_sidecar(1), text);
+      }
+    }
+    for (int k = 0; k < 2; ++k) {
+      QVERIFY(read_text(f.paths.step_sidecar(k)).find("segment") == std::string::npos);
+      const auto loaded = f.store.load(k, f.digest(k));
+      QCOMPARE(loaded.record.segment, 0);
+      QVERIFY(same(loaded.sample, f.outputs[k][0].tensor));
+    }
+  }
+
+  void sidecar_naming_another_segment_is_refused() {
+    Fixture f(rng_, 2);
+    QVERIFY(read_text(f.paths.step_sidecar(1)).find("\"segment\": 0,") != std::string::npos);
+    QCOMPARE(f.store.load(1, f.digest(1)).record.segment, 0);
+    // The run has one segment (no segments.json): segment 1 did not compute step 1.
+    replace_once(f.paths.step_sidecar(1), "\"segment\": 0,", "\"segment\": 1,");
+    expect_field_refused([&] { f.store.load(1, f.digest(1)); }, f.paths.step_sidecar(1), "segment",
+                         "segment 1 in a one-segment run");
+    expect_field_refused([&] { f.store.load_saved(1); }, f.paths.step_sidecar(1), "segment",
+                         "segment 1 in a one-segment run (load_saved)");
+    f.store.load(0, f.digest(0));  // the other step is untouched
+  }
+
+  void sidecar_segment_must_be_an_unsigned_integer() {
+    Fixture f(rng_, 1);
+    const auto sidecar = f.paths.step_sidecar(0);
+    const std::string original = read_text(sidecar);
+    // Each stays in canonical form, so the segment check itself refuses it.
+    for (const char* value : {"-1", "0.5", "\"0\"", "null", "true", "4294967296"}) {
+      replace_once(sidecar, "\"segment\": 0,", std::string("\"segment\": ") + value + ",");
+      expect_field_refused([&] { f.store.load(0, f.digest(0)); }, sidecar, "segment", value);
+      write_text(sidecar, original);
+    }
+    f.store.load(0, f.digest(0));
+  }
+
+  void set_segments_records_the_segment_of_each_step() {
+    Fixture f(rng_, 2);
+    f.store.set_segments({0, 2});  // a resume at step 2 under another environment
+    f.add(rng_, false);
+    QVERIFY(read_text(f.paths.step_sidecar(2)).find("\"segment\": 1,") != std::string::npos);
+    QVERIFY(read_text(f.paths.step_sidecar(1)).find("\"segment\": 0,") != std::string::npos);
+    for (int k = 0; k < 3; ++k) QCOMPARE(f.store.load(k, f.digest(k)).record.segment, k < 2 ? 0 : 1);
+    // A store that does not know the second segment refuses step 2 (and only it).
+    runs::StepStore unaware(f.paths);
+    unaware.load(1, f.digest(1));
+    expect_field_refused([&] { unaware.load(2, f.digest(2)); }, f.paths.step_sidecar(2), "segment",
+                         "step 2 of segment 1, store with one segment");
+    // The same start twice: the later segment computes the steps.
+    unaware.set_segments({0, 2, 2});
+    expect_field_refused([&] { unaware.load(2, f.digest(2)); }, f.paths.step_sidecar(2), "segment",
+                         "step 2 of segment 1, store with segments 0, 2, 2");
+    // Segments start at step 0 and do not go back.
+    QVERIFY_THROWS_EXCEPTION(InputError, unaware.set_segments({}));
+    QVERIFY_THROWS_EXCEPTION(InputError, unaware.set_segments({1}));
+    QVERIFY_THROWS_EXCEPTION(InputError, unaware.set_segments({0, 3, 2}));
+  }
+
+  void the_store_reads_the_runs_segments_json() {
+    const nlohmann::json numerics = {{"cpu", {{"isa", {"avx2"}}, {"threads", 4}}}};
+    Fixture f(rng_, 2, manifest_text(numerics));
+    runs::NumericsSegment first;
+    first.numerics = numerics;
+    runs::NumericsSegment second;
+    second.index = 1;
+    second.first_step = 2;
+    second.check = "verified";
+    second.changed = {"cpu.threads"};
+    second.numerics = {{"cpu", {{"isa", {"avx2"}}, {"threads", 8}}}};
+    runs::write_segments(f.paths, {first, second});
+    runs::StepStore resumed(f.paths);
+    resumed.load(1, f.digest(1));
+    f.inputs.push_back(random_inputs(rng_));
+    f.outputs.push_back(random_outputs(f.inputs.back()));
+    resumed.save(2, f.inputs.back(), false, f.outputs.back());
+    for (int k = 0; k < 3; ++k) QCOMPARE(resumed.load(k, f.digest(k)).record.segment, k < 2 ? 0 : 1);
+    QCOMPARE(runs::StepStore(f.paths).load_saved(2).record.segment, 1);
+    // A segments.json that does not start from the manifest's numerics is refused at once.
+    first.numerics["cpu"]["threads"] = 2;
+    runs::write_segments(f.paths, {first, second});
+    expect_field_refused([&] { runs::StepStore again(f.paths); }, f.paths.segments(),
+                         "segments[0].numerics", "segment 0 other than the manifest");
   }
 
   void missing_call_file_is_refused() {
