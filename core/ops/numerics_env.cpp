@@ -11,6 +11,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "core/io/sha256.h"
 
@@ -98,6 +99,22 @@ std::string cuda_version_text(int v) {
   return v <= 0 ? "unknown" : std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
 }
 
+// cuBLAS's reduced-precision reduction setting in words: a bool on older LibTorch, an option
+// (allow with split-K, disallow but split-K, disallow both) on newer.
+template <typename Setting>
+std::string reduction_setting(Setting setting) {
+  if constexpr (std::is_same_v<Setting, bool>) {
+    return setting ? "allowed" : "disallowed";
+  } else {
+    switch (static_cast<int>(setting)) {
+      case 0: return "allowed (split-K allowed)";
+      case 1: return "disallowed (split-K allowed)";
+      case 2: return "disallowed (no split-K)";
+      default: return "option " + std::to_string(static_cast<int>(setting));
+    }
+  }
+}
+
 json cuda_section(const at::Device& device) {
   json cuda = json::object();
   const int index = device.has_index() ? device.index() : 0;
@@ -129,8 +146,10 @@ json cuda_section(const at::Device& device) {
   }
   const long cudnn = at::detail::getCUDAHooks().versionCuDNN();
   cuda["cudnn"] = cudnn > 0 ? std::to_string(cudnn) : "none";
-  cuda["bf16_reduced_precision_reduction"] = at::globalContext().allowBF16ReductionCuBLAS();
-  cuda["fp16_reduced_precision_reduction"] = at::globalContext().allowFP16ReductionCuBLAS();
+  cuda["bf16_reduced_precision_reduction"] =
+      reduction_setting(at::globalContext().allowBF16ReductionCuBLAS());
+  cuda["fp16_reduced_precision_reduction"] =
+      reduction_setting(at::globalContext().allowFP16ReductionCuBLAS());
   return cuda;
 }
 #endif
@@ -178,7 +197,9 @@ json attention_section(const NumericsRequest& r) {
 
 json kernels_section(const NumericsRequest& r) {
   json kernels = json::object();
-  if (r.ops != nullptr) {
+  // With the fused call, the blocks run fused and the op sets only embed and head, on the
+  // provider: their own kernel paths (CPU kernels) do not run.
+  if (r.ops != nullptr && r.fused_call.empty()) {
     for (const Group g : kAllGroups) {
       const OpSet& ops = (*r.ops)(g);
       if (const std::string path = ops.numerics_path(); !path.empty()) kernels[ops.name()] = path;
