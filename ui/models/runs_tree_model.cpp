@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ui/models/compare_index.h"
+#include "ui/models/run_details.h"
 
 namespace h3p::ui {
 
@@ -34,8 +35,9 @@ QString describePlugin(const QJsonObject& plugin) {
   const QString file = QFileInfo(argument.isEmpty() ? library : argument).fileName();
   // A Python plugin is named by its module file; its digest is that file's.
   const QJsonValue source = plugin.value(QStringLiteral("sources")).toObject().value(argument);
-  const QString digest = source.isString() ? source.toString()
-                                           : plugin.value(QStringLiteral("library_sha256")).toString();
+  const QString digest = source.isString()
+                             ? source.toString()
+                             : plugin.value(QStringLiteral("library_sha256")).toString();
   return QStringLiteral("%1 plugin %2 %3, %4 sha256 %5")
       .arg(plugin.value(QStringLiteral("kind")).toString() == QLatin1String("python")
                ? QStringLiteral("Python")
@@ -113,9 +115,9 @@ QString verdictText(RunsTreeModel::Verdict verdict) {
   return {};
 }
 
-void setVerdict(QStandardItem* item, RunsTreeModel::Verdict verdict, const QString& detail) {
-  item->setData(static_cast<int>(verdict), RunsTreeModel::VerdictRole);
-  item->setData(badgeIcon(verdict), Qt::DecorationRole);
+// The tooltip of a row without its verdict: path (or contract and label), the manifest error,
+// the plugin, the segments.
+QString baseToolTip(const QStandardItem* item) {
   QString tip = item->data(RunsTreeModel::PathRole).toString();
   if (tip.isEmpty()) {
     tip = item->data(RunsTreeModel::ContractRole).toString() + ", " + item->text();
@@ -128,6 +130,31 @@ void setVerdict(QStandardItem* item, RunsTreeModel::Verdict verdict, const QStri
   if (!plugin.isEmpty()) {
     tip += '\n' + plugin;
   }
+  const QString segments = item->data(RunsTreeModel::SegmentsRole).toString();
+  if (!segments.isEmpty()) {
+    tip += '\n' + segments;
+  }
+  return tip;
+}
+
+// The segments of a run as the tree shows them: a heading line, then one line per segment.
+QString describeSegments(const RunSegments& segments) {
+  if (!segments.error.isEmpty()) {
+    return segments.error;
+  }
+  QStringList lines;
+  lines.append(segments.mixed ? RunsTreeModel::tr("mixed: %1 segments, a resume's difference was "
+                                                  "accepted")
+                                    .arg(segments.segments.size())
+                              : RunsTreeModel::tr("%1 segments").arg(segments.segments.size()));
+  for (const RunSegment& segment : segments.segments) lines.append(segment.describe());
+  return lines.join('\n');
+}
+
+void setVerdict(QStandardItem* item, RunsTreeModel::Verdict verdict, const QString& detail) {
+  item->setData(static_cast<int>(verdict), RunsTreeModel::VerdictRole);
+  item->setData(badgeIcon(verdict), Qt::DecorationRole);
+  QString tip = baseToolTip(item);
   if (verdict != RunsTreeModel::Verdict::None) {
     tip += '\n' + verdictText(verdict) + (detail.isEmpty() ? QString() : ": " + detail);
   }
@@ -183,6 +210,8 @@ int RunsTreeModel::scan(const QString& runsDir) {
       QString path;
       QString error;
       QString plugin;
+      QString segments;  // SegmentsRole text; empty without segments.json
+      bool mixed = false;
     };
     std::vector<Run> runs;
     for (const QString& implDir : sortedSubdirectories(contractPath)) {
@@ -194,9 +223,19 @@ int RunsTreeModel::scan(const QString& runsDir) {
           continue;
         }
         const ManifestSummary manifest = readManifest(runPath + QStringLiteral("/manifest.json"));
-        runs.push_back({manifest.seed.value_or(match.captured(1).toLongLong()),
-                        manifest.implSpec.isEmpty() ? implDir : manifest.implSpec, runPath,
-                        manifest.error, manifest.plugin});
+        Run run{manifest.seed.value_or(match.captured(1).toLongLong()),
+                manifest.implSpec.isEmpty() ? implDir : manifest.implSpec,
+                runPath,
+                manifest.error,
+                manifest.plugin,
+                {},
+                false};
+        if (QFileInfo::exists(runPath + QStringLiteral("/segments.json"))) {
+          const RunSegments segments = readRunSegments(runPath);
+          run.segments = describeSegments(segments);
+          run.mixed = segments.mixed;
+        }
+        runs.push_back(run);
       }
     }
     if (runs.empty()) {
@@ -223,18 +262,16 @@ int RunsTreeModel::scan(const QString& runsDir) {
         seedItem->setToolTip(tr("%1, seed %2").arg(contract).arg(run.seed));
         contractItem->appendRow(seedItem);
       }
-      auto* runItem = makeItem(run.implSpec, Kind::Run, run.path);
+      auto* runItem =
+          makeItem(run.mixed ? run.implSpec + tr(" (mixed)") : run.implSpec, Kind::Run, run.path);
       runItem->setData(contract, ContractRole);
       runItem->setData(run.seed, SeedRole);
       runItem->setData(run.implSpec, ImplSpecRole);
-      if (!run.plugin.isEmpty()) {
-        runItem->setData(run.plugin, PluginRole);
-        runItem->setToolTip(run.path + '\n' + run.plugin);
-      }
-      if (!run.error.isEmpty()) {
-        runItem->setData(run.error, ManifestErrorRole);
-        runItem->setToolTip(run.path + '\n' + run.error);
-      }
+      runItem->setData(run.mixed, MixedRole);
+      if (!run.plugin.isEmpty()) runItem->setData(run.plugin, PluginRole);
+      if (!run.error.isEmpty()) runItem->setData(run.error, ManifestErrorRole);
+      if (!run.segments.isEmpty()) runItem->setData(run.segments, SegmentsRole);
+      runItem->setToolTip(baseToolTip(runItem));
       seedItem->appendRow(runItem);
       ++m_runCount;
     }

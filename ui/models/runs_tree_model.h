@@ -9,8 +9,9 @@ namespace h3p::ui {
 // RUNS/<contract>/<impl-dir>/seed-<n>/manifest.json: contract -> seed -> run (one per impl
 // spec; the provider first, then the others by spec), so that the candidate and every provider
 // variant of a seed sit side by side. Only seed directories holding a manifest.json count as
-// runs; empty branches are left out. Scanning reads each manifest once, on the calling (UI)
-// thread.
+// runs; empty branches are left out. A mixed run (segments.json holds an accepted segment, see
+// run_details.h) is labelled "<impl spec> (mixed)" and its tooltip names the segments. Scanning
+// reads each manifest (and segments.json where there is one) once, on the calling (UI) thread.
 class RunsTreeModel : public QStandardItemModel {
   Q_OBJECT
 
@@ -32,6 +33,9 @@ class RunsTreeModel : public QStandardItemModel {
     ContractRole,       // contract directory name (every row)
     VerdictRole,        // Verdict, as int (set by applyVerdicts)
     PluginRole,         // "plugin <name> <version>, <library file> sha256 <12 hex>" (plugin runs)
+    MixedRole,          // bool: the run's segments.json has an "accepted" segment (run rows)
+    SegmentsRole,       // the run's segments, one line each, or why segments.json could not be
+                        // read; empty without segments.json (QString, run rows)
   };
 
   // Pass/fail badge of a row from compare results. A run row is judged by the comparison whose

@@ -28,10 +28,12 @@
 #include "ui/controllers/jobs_controller.h"
 #include "ui/models/compare_index.h"
 #include "ui/models/drift_series.h"
+#include "ui/models/run_details.h"
 #include "ui/models/runs_tree_model.h"
 #include "ui/models/summary_table_model.h"
 #include "ui/plots/plots_view.h"
 #include "ui/widgets/jobs_panel.h"
+#include "ui/widgets/run_details_view.h"
 #include "ui/widgets/summary_view.h"
 
 namespace h3p::ui {
@@ -69,6 +71,7 @@ MainWindow::MainWindow(QWidget* parent)
   createTabs();
   createMenus();
   createRunsDock();
+  createDetailsDock();
   createJobsDock();
   m_ablation = new AblationController(m_ablationView, m_jobs, this);
   connect(m_jobs, &JobsController::jobFinished, this, &MainWindow::onJobFinished);
@@ -169,6 +172,7 @@ void MainWindow::createMenus() {
 
   QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
   viewMenu->setObjectName(QStringLiteral("viewMenu"));
+  m_viewMenu = viewMenu;
   const QStringList names{QStringLiteral("summary"), QStringLiteral("review"),
                           QStringLiteral("plots"), QStringLiteral("ablation")};
   for (int i = 0; i < names.size(); ++i) {
@@ -197,6 +201,22 @@ void MainWindow::createRunsDock() {
   resizeDocks({m_runsDock}, {300}, Qt::Horizontal);
 }
 
+void MainWindow::createDetailsDock() {
+  m_detailsView = new RunDetailsView(this);
+  m_detailsDock = new QDockWidget(tr("Run details"), this);
+  m_detailsDock->setObjectName(QStringLiteral("runDetailsDock"));
+  m_detailsDock->setAllowedAreas(Qt::LeftDockWidgetArea | Qt::RightDockWidgetArea);
+  m_detailsDock->setWidget(m_detailsView);
+  addDockWidget(Qt::LeftDockWidgetArea, m_detailsDock);
+  // Below the runs tree, in its column.
+  splitDockWidget(m_runsDock, m_detailsDock, Qt::Vertical);
+  resizeDocks({m_runsDock, m_detailsDock}, {240, 560}, Qt::Vertical);
+  m_viewMenu->addSeparator();
+  QAction* toggle = m_detailsDock->toggleViewAction();
+  toggle->setObjectName(QStringLiteral("runDetailsAction"));
+  m_viewMenu->addAction(toggle);
+}
+
 void MainWindow::createJobsDock() {
   m_jobsPanel = new JobsPanel(this);
   m_jobsPanel->setModel(m_jobs->model());
@@ -218,6 +238,7 @@ void MainWindow::openRunsDirectory(const QString& runsDir) {
   m_summaryView->setHeading(tr("Select a run"));
   m_summaryModel->setResults(m_compareIndex->all());
   m_plotsView->clear(tr("Select a seed to plot its comparisons"));
+  m_detailsView->clear(tr("Select a run to see its numerics environment"));
   m_ablation->setRuns(m_runsModel);
   const QString shown = QDir::toNativeSeparators(m_runsModel->runsDirectory());
   if (!QFileInfo(m_runsModel->runsDirectory()).isDir()) {
@@ -360,9 +381,11 @@ void MainWindow::onCurrentRunChanged(const QModelIndex& index) {
   showSelection(index);
   if (!index.isValid() ||
       index.data(RunsTreeModel::KindRole).toInt() != static_cast<int>(RunsTreeModel::Kind::Run)) {
+    m_detailsView->clear(tr("Select a run to see its numerics environment"));
     return;
   }
   const QString runDir = index.data(RunsTreeModel::PathRole).toString();
+  m_detailsView->setDetails(readRunDetails(runDir));
   statusBar()->showMessage(QDir::toNativeSeparators(runDir));
   emit runSelected(runDir);
   const QString provider = providerRunFor(index);

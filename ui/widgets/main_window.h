@@ -21,12 +21,14 @@ class Job;
 class JobsController;
 class JobsPanel;
 class PlotsView;
+class RunDetailsView;
 class RunsTreeModel;
 class SummaryTableModel;
 class SummaryView;
 
-// The workbench's main window: the runs tree (with pass/fail badges) docked on the left, the
-// jobs panel docked at the bottom, and a tab per view in the centre: summary, review (a widget
+// The workbench's main window: the runs tree (with pass/fail badges) docked on the left with the
+// selected run's details (numerics environment, segments) below it, the jobs panel docked at the
+// bottom, and a tab per view in the centre: summary, review (a widget
 // injected with setReviewView), plots, ablation. Opens runs directories from the command line,
 // the File menu, the recent list (kept in QSettings) and by drag and drop. Lives on the UI
 // thread; reads small JSON files there, runs everything long as jobs.
@@ -62,6 +64,7 @@ class MainWindow : public QMainWindow {
 
   RunsTreeModel* runsModel() const;
   QTreeView* runsView() const;
+  RunDetailsView* runDetailsView() const { return m_detailsView; }
   SummaryView* summaryView() const { return m_summaryView; }
   PlotsView* plotsView() const { return m_plotsView; }
   AblationView* ablationView() const { return m_ablationView; }
@@ -100,6 +103,7 @@ class MainWindow : public QMainWindow {
  private:
   void createMenus();
   void createRunsDock();
+  void createDetailsDock();
   void createJobsDock();
   void createTabs();
   void rememberDirectory(const QString& dir);
@@ -118,6 +122,9 @@ class MainWindow : public QMainWindow {
   AblationController* m_ablation = nullptr;
   QTreeView* m_runsView = nullptr;
   QDockWidget* m_runsDock = nullptr;
+  RunDetailsView* m_detailsView = nullptr;
+  QDockWidget* m_detailsDock = nullptr;
+  QMenu* m_viewMenu = nullptr;
   QDockWidget* m_jobsDock = nullptr;
   QTabWidget* m_tabs = nullptr;
   SummaryView* m_summaryView = nullptr;
