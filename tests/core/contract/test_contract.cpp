@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "tests/core/file_text.h"
 #include "core/common/error.h"
 #include "core/contract/contract.h"
 #include "core/io/sha256.h"
@@ -18,6 +19,7 @@ using h3p::InputError;
 using nlohmann::json;
 namespace contract = h3p::contract;
 namespace fs = std::filesystem;
+using h3p::test::write_text;
 
 namespace {
 
@@ -29,11 +31,6 @@ json valid_json() {
     "bounds": {"psnr_db_min": 30, "ssim_min": 0.99, "temporal_rmse_max": 0.01,
                "audio_rel_l2_max": 0.05},
     "require_gate": false})");
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
 }
 
 // Applies "<field>" = value (or removes it when value is the string "<remove>"); nested fields

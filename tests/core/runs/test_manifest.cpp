@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "tests/core/file_text.h"
 #include "core/common/error.h"
 #include "core/io/sha256.h"
 #include "core/runs/environment.h"
@@ -20,18 +21,10 @@ using h3p::InputError;
 using nlohmann::json;
 namespace runs = h3p::runs;
 namespace fs = std::filesystem;
+using h3p::test::write_text;
+using h3p::test::read_text;
 
 namespace {
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 std::string hex_of(std::mt19937_64& rng) {
   static const char* digits = "0123456789abcdef";

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/core/file_text.h"
 #include "core/common/error.h"
 #include "core/runs/manifest.h"
 #include "core/runs/numerics_segments.h"
@@ -19,18 +20,10 @@ using h3p::InputError;
 using nlohmann::json;
 namespace runs = h3p::runs;
 namespace fs = std::filesystem;
+using h3p::test::write_text;
+using h3p::test::read_text;
 
 namespace {
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 // A numerics environment as numerics_environment() records it on a CPU host.
 json cpu_numerics(const std::string& openblas_core = "SkylakeX") {

@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 
+#include "tests/core/file_text.h"
 #include "core/common/error.h"
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
@@ -24,18 +25,10 @@ using h3p::InputError;
 using h3p::io::NamedTensor;
 namespace runs = h3p::runs;
 namespace fs = std::filesystem;
+using h3p::test::write_text;
+using h3p::test::read_text;
 
 namespace {
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-}
 
 // Random transformer-call inputs of the real dtypes at a small random geometry.
 std::vector<NamedTensor> random_inputs(std::mt19937_64& rng) {
