@@ -296,6 +296,7 @@ void add_slurm(CLI::App& app, Action& action, const GlobalOptions& global) {
     SlurmOptions common;
     std::string impl = "provider", save_inputs = "every", gate, compare_against;
     bool skip_gate = false;
+    bool accept_new_numerics = false;
   };
   auto gen = std::make_shared<GenerateOptions>();
   CLI::App* g = slurm->add_subcommand(
@@ -307,6 +308,9 @@ void add_slurm(CLI::App& app, Action& action, const GlobalOptions& global) {
   auto* gate = g->add_option("--gate", gen->gate, "gate result to check (gated contracts)");
   g->add_flag("--skip-gate", gen->skip_gate, "generate without a passed gate (recorded)")
       ->excludes(gate);
+  g->add_flag("--accept-new-numerics", gen->accept_new_numerics,
+              "a task resumed on a node whose numerics environment gives different results "
+              "continues and marks its run mixed (default: the task refuses, exit 2)");
   g->add_option("--compare-against", gen->compare_against,
                 "also render (and submit, afterok on the array) compare jobs of this run "
                 "against the runs of this provider spec");
@@ -343,6 +347,7 @@ void add_slurm(CLI::App& app, Action& action, const GlobalOptions& global) {
       std::string args = "--save-inputs " + shell_quote(gen->save_inputs);
       if (!gen->gate.empty()) args += " --gate " + shell_quote(fs::absolute(gen->gate).string());
       if (gen->skip_gate) args += " --skip-gate";
+      if (gen->accept_new_numerics) args += " --accept-new-numerics";
       values["GENERATE_ARGS"] = args;
       const fs::path script = write_script(
           dir, name + ".sbatch", render(load_template(o, "generate"), values, "generate"));

@@ -30,6 +30,11 @@ grep -qxF '#SBATCH --gres=gpu:1' J2/*.sbatch || fail "--gpus 1: no '#SBATCH --gr
 render --out J3 >/dev/null || fail "plain slurm generate exited $?"
 ! grep -Eq -- '--constraint|--gres' J3/*.sbatch || fail "a plain render pins: $(grep -E -- '--constraint|--gres' J3/*.sbatch)"
 
+# --accept-new-numerics reaches the generate command of every task; without it, it does not.
+render --out J5 --accept-new-numerics >/dev/null || fail "slurm generate --accept-new-numerics exited $?"
+grep -q -- '--seed-index .*--accept-new-numerics' J5/*.sbatch || fail "--accept-new-numerics not passed on"
+! grep -q -- '--accept-new-numerics' J3/*.sbatch || fail "a plain render accepts new numerics"
+
 # resume-check and compare take the options too.
 "$H3P_CLI" slurm resume-check --contract c.json --runs R --out J4 --gpus 1 --gpu-type h200 \
   --constraint h200 >/dev/null || fail "slurm resume-check with the pin exited $?"
