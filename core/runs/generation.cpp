@@ -244,8 +244,9 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
   // Under a changed environment, the two ends of the stretch the current segment computed are
   // recomputed (a library's difference can show on some inputs only: docs/numerics-environment.md).
   auto recheck = [&](int i) {
-    if (i != saved - 1 && !(next && i == current.first_step)) return false;
-    return p.verify_last_step || next.has_value();
+    const bool last = i == saved - 1 && (p.verify_last_step || next);
+    const bool first_of_segment = next && i == current.first_step;
+    return last || first_of_segment;
   };
   for (int i = 0; i < saved; ++i) {
     const model::CallInputs inputs = sampling::step_inputs(plan, state, i);

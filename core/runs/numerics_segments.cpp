@@ -194,6 +194,15 @@ std::vector<NumericsSegment> read_segments(const RunPaths& paths, const Manifest
   return parse_segments(io::read_file(file), file.string(), manifest_numerics(manifest));
 }
 
+RunSegments read_run_segments(const RunPaths& paths, const Manifest& manifest) {
+  RunSegments out;
+  out.segments = read_segments(paths, manifest);
+  while (fs::exists(paths.step_sidecar(out.saved))) ++out.saved;
+  out.mixed = is_mixed(out.segments);
+  out.text = describe_segments(out.segments, out.saved);
+  return out;
+}
+
 void write_segments(const RunPaths& paths, const std::vector<NumericsSegment>& segments) {
   json list = json::array();
   for (const NumericsSegment& s : segments) list.push_back(segment_to_json(s));

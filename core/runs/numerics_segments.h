@@ -92,6 +92,15 @@ std::string describe_segments(const std::vector<NumericsSegment>& segments, int 
 // "1.23e-07": three significant digits, for messages.
 std::string short_figure(double value);
 
+// A run's segments as the tools that read a finished run show them.
+struct RunSegments {
+  std::vector<NumericsSegment> segments;
+  int saved = 0;       // consecutive saved steps (sidecars) from step 0
+  bool mixed = false;  // is_mixed(segments)
+  std::string text;    // describe_segments(segments, saved)
+};
+RunSegments read_run_segments(const RunPaths& paths, const Manifest& manifest);
+
 // JSON forms (the records of segments.json), for reports.
 nlohmann::json segment_to_json(const NumericsSegment& segment);
 

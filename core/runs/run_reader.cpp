@@ -17,7 +17,8 @@ RunReader RunReader::open(const std::filesystem::path& run_dir) {
   r.conditioning_ = read_conditioning(r.paths_.conditioning());
   r.plan_ = plan_from_params(r.manifest_.params, r.conditioning_, r.paths_.manifest());
   r.noise_ = read_noise(r.paths_.noise(), r.plan_.keyframe_shapes.size());
-  r.saved_ = std::min(StepStore(r.paths_).count_complete(), r.plan_.num_calls());
+  r.store_.emplace(r.paths_);
+  r.saved_ = std::min(r.store_->count_complete(), r.plan_.num_calls());
   r.state_ = sampling::initial_state(r.plan_, r.conditioning_, r.noise_);
   return r;
 }
@@ -45,10 +46,9 @@ RunReader::Step RunReader::step(int step) {
     state_ = sampling::initial_state(plan_, conditioning_, noise_);
     position_ = 0;
   }
-  StepStore store(paths_);
   while (true) {
     model::CallInputs inputs = sampling::step_inputs(plan_, state_, position_);
-    LoadedStep saved = store.load(position_, input_digest(model::named_call_inputs(inputs)));
+    LoadedStep saved = store_->load(position_, input_digest(model::named_call_inputs(inputs)));
     if (position_ == step) return {std::move(inputs), std::move(saved)};
     sampling::apply_step(plan_, state_, {saved.sample, saved.audio_sample}, position_);
     ++position_;

@@ -5,6 +5,7 @@
 // scheduler with every input digest checked against its sidecar. No lock is taken: readers
 // never write.
 #include <filesystem>
+#include <optional>
 
 #include "core/model/transformer.h"
 #include "core/runs/manifest.h"
@@ -45,6 +46,7 @@ class RunReader {
   sampling::Conditioning conditioning_;
   sampling::InitialNoise noise_;
   sampling::SamplingPlan plan_;
+  std::optional<StepStore> store_;  // set by open(), once the manifest has been read
   int saved_ = 0;
   sampling::SamplerState state_;
   int position_ = 0;  // the step state_ is at

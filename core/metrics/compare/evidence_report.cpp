@@ -145,14 +145,13 @@ ReportResult write_report(const ReportParams& params) {
   std::vector<std::string> mixed_runs;
   for (const FoundRun& r : found) {
     const runs::RunPaths paths(r.dir);
-    const auto segments = runs::read_segments(paths, r.manifest);
-    int saved = 0;
-    while (fs::exists(paths.step_sidecar(saved))) ++saved;
-    const bool mixed = runs::is_mixed(segments);
+    const runs::RunSegments run = runs::read_run_segments(paths, r.manifest);
+    const auto& segments = run.segments;
+    const bool mixed = run.mixed;
     const std::string rel = r.dir.lexically_relative(root).string();
     const std::string where = segments.size() == 1 ? "one environment"
-                              : mixed ? "**mixed**: " + runs::describe_segments(segments, saved)
-                                      : "verified: " + runs::describe_segments(segments, saved);
+                              : mixed ? "**mixed**: " + run.text
+                                      : "verified: " + run.text;
     if (mixed) mixed_runs.push_back(rel);
     md << "| `" << rel << "` | " << r.manifest.contract_name << " | `" << r.manifest.impl_spec
        << "` | " << r.manifest.seed << " | `" << r.manifest.identity.weights_digest.substr(0, 16)

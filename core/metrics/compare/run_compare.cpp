@@ -55,12 +55,10 @@ OpenSide open_side(const fs::path& path, const char* role) {
     side.info.contract_digest = side.manifest->contract_digest;
     const runs::RunPaths paths(path);
     side.decoded = runs::decoded_dir(paths);
-    const auto segments = runs::read_segments(paths, *side.manifest);
-    int saved = 0;
-    while (fs::exists(paths.step_sidecar(saved))) ++saved;
-    side.info.segments = runs::describe_segments(segments, saved);
-    side.info.segment_count = static_cast<int>(segments.size());
-    side.info.mixed = runs::is_mixed(segments);
+    const runs::RunSegments segments = runs::read_run_segments(paths, *side.manifest);
+    side.info.segments = segments.text;
+    side.info.segment_count = static_cast<int>(segments.segments.size());
+    side.info.mixed = segments.mixed;
   } else if (fs::is_directory(path) && fs::exists(path / "frames.json")) {
     side.info.kind = "decoded";
     side.decoded = path;
