@@ -186,13 +186,19 @@ ResumeCheckResult run_resume_check(const ResumeCheckParams& p, const ops::OpSetP
   const int calls = ref.num_calls;
   const int after = p.preempt_after >= 0 ? p.preempt_after : std::max(1, calls / 2);
   const int every = p.preempt_every > 0 ? p.preempt_every : std::max(1, calls / 6);
-  auto finish = [&](ResumeScenario& s, const Driver& d, bool ok, const std::string& problem) {
-    s.files = compare_trees(ref_tree, tree_digests(d.run_dir()));
+  // Records a scenario: `tree` compared file by file with `expected`, and `ok` (else `problem`).
+  auto finish_trees = [&](ResumeScenario& s, const std::map<std::string, std::string>& expected,
+                          const std::map<std::string, std::string>& tree, bool ok,
+                          const std::string& problem) {
+    s.files = compare_trees(expected, tree);
     const bool identical = std::all_of(s.files.begin(), s.files.end(),
                                        [](const ComparedFile& f) { return f.identical(); });
     s.passed = ok && identical;
     s.problem = !ok ? problem : identical ? "" : "files differ from the uninterrupted run";
     result.scenarios.push_back(s);
+  };
+  auto finish = [&](ResumeScenario& s, const Driver& d, bool ok, const std::string& problem) {
+    finish_trees(s, ref_tree, tree_digests(d.run_dir()), ok, problem);
   };
 
   // 3. Stopped once, resumed.
@@ -300,12 +306,7 @@ ResumeCheckResult run_resume_check(const ResumeCheckParams& p, const ops::OpSetP
         }
       }
     }
-    s.files = compare_trees(expected, tree);
-    const bool identical = std::all_of(s.files.begin(), s.files.end(),
-                                       [](const ComparedFile& f) { return f.identical(); });
-    s.passed = problem.empty() && identical;
-    s.problem = !problem.empty() ? problem : identical ? "" : "files differ from the uninterrupted run";
-    result.scenarios.push_back(s);
+    finish_trees(s, expected, tree, problem.empty(), problem);
   }
 
   result.passed = std::all_of(result.scenarios.begin(), result.scenarios.end(),
