@@ -372,8 +372,8 @@ void RunDetailsTest::threeSegmentsSplitTheSavedSteps() {
   unchecked.insert("changed", QJsonArray{"cpu.threads"});
   QJsonObject accepted = segment(2, 19, "accepted", "h3", cpuNumerics(8, "Zen"));
   accepted.insert("changed", QJsonArray{"cpu.threads"});
-  // The single-step form, and a difference that does not name its step.
-  accepted.insert("recomputed_step", 18);
+  // One recomputed step, and a difference that does not name its step.
+  accepted.insert("recomputed_steps", QJsonArray{18});
   accepted.insert("difference",
                   QJsonObject{{"output", "audio"}, {"rel_l2", 4.56e-3}, {"max_abs", 0.25}});
   QJsonArray list{segment(0, 0, "initial", "h1", cpuNumerics(8, "Zen")), unchecked, accepted};

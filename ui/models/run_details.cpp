@@ -282,7 +282,7 @@ RunSegment parseSegment(const QString& file, int position, const QJsonValue& val
     }
   }
 
-  // recomputed_steps (the recorder's list) or recomputed_step (one step).
+  // The saved steps recomputed before the segment continued.
   const QJsonValue recomputedList = object.value(QStringLiteral("recomputed_steps"));
   if (!recomputedList.isUndefined() && !recomputedList.isNull()) {
     if (!recomputedList.isArray()) {
@@ -293,10 +293,6 @@ RunSegment parseSegment(const QString& file, int position, const QJsonValue& val
       segment.recomputedSteps.append(requireInteger(
           file, field("recomputed_steps") + QStringLiteral("[%1]").arg(i), list.at(i)));
     }
-  }
-  const QJsonValue recomputed = object.value(QStringLiteral("recomputed_step"));
-  if (!recomputed.isUndefined() && !recomputed.isNull()) {
-    segment.recomputedSteps.append(requireInteger(file, field("recomputed_step"), recomputed));
   }
 
   const QJsonValue difference = object.value(QStringLiteral("difference"));

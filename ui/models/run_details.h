@@ -40,8 +40,8 @@ struct RunSegment {
   qint64 lastStep = -1;
   SegmentCheck check = SegmentCheck::Initial;
   QStringList changed;  // numerics fields that differ from the segment before (dotted)
-  // The saved steps recomputed to check the resume: "recomputed_steps" (the recorder writes the
-  // segment's first step and the last saved one) or a single "recomputed_step".
+  // The saved steps recomputed to check the resume ("recomputed_steps": the previous segment's
+  // first step and the last saved one).
   QList<qint64> recomputedSteps;
   std::optional<SegmentDifference> difference;  // empty: no difference (or none recorded)
   QString host;                                 // host name; empty when not recorded
