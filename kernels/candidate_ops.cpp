@@ -47,9 +47,8 @@ T* mut(at::Tensor& t) {
 void require_cpu(const char* op, const at::Tensor& t, const char* name) {
   if (!t.defined()) fail(op, std::string(name) + " is undefined");
   if (t.is_cuda()) {
-    fail(op, std::string(name) + " is on CUDA: the candidate's per-op kernels run on CPU; on a "
-             "GPU the candidate runs as whole fused blocks (generate, resume-check, call, "
-             "bench, gate)");
+    fail(op, std::string(name) + " is on CUDA: these are the candidate's CPU kernels; on a "
+             "GPU the candidate runs as fused blocks or, group by group, as its CUDA kernels");
   }
   if (!t.device().is_cpu()) fail(op, std::string(name) + " is on " + t.device().str());
 }
@@ -86,7 +85,11 @@ void require_same_shape(const char* op, const at::Tensor& a, const char* an, con
 
 class CandidateOps final : public ops::OpSet {
  public:
+  explicit CandidateOps(ops::OpSetPtr on_cuda) : on_cuda_(std::move(on_cuda)) {}
   std::string name() const override { return "candidate"; }
+  ops::OpSetPtr for_device(const at::Device& device) const override {
+    return device.is_cuda() ? on_cuda_ : nullptr;
+  }
   std::string numerics_path() const override {
     return std::string("kernels/cpu isa=") + cpu::isa_name(cpu::active_isa());
   }
@@ -363,10 +366,15 @@ class CandidateOps final : public ops::OpSet {
     cpu::timestep_sinusoid_f32(ptr<float>(tc), mut<float>(out), t.size(0), dim);
     return out;
   }
+
+ private:
+  ops::OpSetPtr on_cuda_;
 };
 
 }  // namespace
 
-ops::OpSetPtr make_candidate_ops() { return std::make_shared<CandidateOps>(); }
+ops::OpSetPtr make_candidate_ops(ops::OpSetPtr on_cuda) {
+  return std::make_shared<CandidateOps>(std::move(on_cuda));
+}
 
 }  // namespace h3p::kernels

@@ -1,6 +1,7 @@
 #pragma once
 // The candidate implementations this binary links: the per-op OpSet (h3p_kernels) and, on a
-// build with a CUDA LibTorch and nvcc, the fused CUDA blocks (h3p_cuda_block).
+// build with a CUDA LibTorch and nvcc, the fused CUDA blocks and the CUDA kernels group by
+// group (h3p_cuda_block), which the OpSet hands out through for_device().
 #include "core/model/fused_call.h"
 #include "core/ops/op_set.h"
 

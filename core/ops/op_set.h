@@ -27,6 +27,14 @@ class OpSet {
   // Empty when its kernels are chosen by the libraries numerics_env.h already records.
   virtual std::string numerics_path() const { return {}; }
 
+  // The op set that runs this implementation's kernels for tensors on `device`, where it keeps
+  // separate kernels per device (the built-in candidate: kernels/cpu, or kernels/cuda group
+  // by group); null when this op set serves `device` itself or has no kernels for it.
+  virtual std::shared_ptr<const OpSet> for_device(const at::Device& device) const {
+    (void)device;
+    return nullptr;
+  }
+
   // y = x·wᵀ (+ b) in x's dtype (x, w, b share a dtype), fp32 accumulation: nn.Linear.
   virtual at::Tensor linear(const at::Tensor& x, const at::Tensor& w,
                             const std::optional<at::Tensor>& b) const = 0;

@@ -168,6 +168,18 @@ class ProviderOps final : public OpSet {
 
 }  // namespace
 
+std::vector<std::string> provider_variants(const at::Device& device) {
+#if TORCH_VERSION_MAJOR >= 2
+  if (device.is_cuda()) {
+    return {"provider:attention=flash", "provider:attention=efficient",
+            "provider:attention=cudnn", "provider:attention=math", "provider:gemm=cublaslt"};
+  }
+#else
+  (void)device;
+#endif
+  return {"provider:attention=math"};
+}
+
 OpSetPtr make_provider_ops(const ProviderOptions& options) {
   const auto& a = options.attention_backend;
   if (!(a.empty() || a == "flash" || a == "efficient" || a == "math" || a == "cudnn")) {

@@ -4,6 +4,7 @@
 // Works with LibTorch 1.13 (CPU; no public SDPA or rms_norm: the composite forms that 2.x
 // dispatches to on CPU are written out) and LibTorch 2.x on CPU and CUDA.
 #include <string>
+#include <vector>
 
 #include "core/ops/op_set.h"
 
@@ -27,6 +28,11 @@ at::Tensor torch_rms_norm(const at::Tensor& x, const std::optional<at::Tensor>& 
 // F.scaled_dot_product_attention with default scale and no mask over (B, H, S, D): PyTorch's
 // default dispatch on 2.x, its math form (q and k each scaled by sqrt(scale)) on 1.13.
 at::Tensor torch_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+
+// The provider's variants on `device`, as impl specs: each SDPA backend this build can force
+// there (CUDA on LibTorch 2.x: flash, efficient, cudnn, math; CPU: math) and, on CUDA, the
+// GEMMs through cuBLASLt. Their spread against the plain provider is its own noise floor.
+std::vector<std::string> provider_variants(const at::Device& device);
 
 // "LibTorch <major>.<minor>.<patch>" of this build.
 std::string torch_version_string();

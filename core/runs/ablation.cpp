@@ -2,7 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <chrono>
+#include <memory>
 #include <cstdio>
 #include <sstream>
 
@@ -11,6 +13,7 @@
 #include "core/ops/device.h"
 #include "core/ops/group_ops.h"
 #include "core/ops/plugin/plugin_library.h"
+#include "core/runs/call_runner.h"
 #include "core/runs/comparable.h"
 #include "core/runs/identity.h"
 #include "core/runs/run_reader.h"
@@ -88,12 +91,35 @@ nlohmann::json diff_json(const metrics::TensorDiff& d) {
           {"finite", d.finite}};
 }
 
+// The runner of one impl spec over the ablation's model and device.
+std::unique_ptr<CallRunner> runner_for(const ComparedRuns& runs, const std::string& spec,
+                                       const AblationParams& params,
+                                       const ops::OpSetPtr& candidate) {
+  return std::make_unique<CallRunner>(runs.transformer, ops::ImplSpec::parse(spec), candidate,
+                                      ops::resolve_device(params.device),
+                                      params.fused_candidate);
+}
+
+// Runs `call`; a provider variant this build or device cannot run becomes its error text.
+template <typename Call>
+std::string variant_error(const std::string& spec, Call&& call) {
+  try {
+    call();
+    return {};
+  } catch (const CheckFailed&) {
+    throw;
+  } catch (const std::exception& e) {
+    return spec + ": " + e.what();
+  }
+}
+
 }  // namespace
 
 std::string AblationParams::describe() const {
   std::ostringstream out;
   out << "provider_run: " << provider_run.string() << "\ncandidate_run: "
       << candidate_run.string() << "\nstep: " << step << "\ndevice: " << device << "\n";
+  for (const std::string& v : variants) out << "variant: " << v << "\n";
   return out.str();
 }
 
@@ -101,7 +127,6 @@ AblationResult run_ablation(const AblationParams& params, const ops::OpSetPtr& c
   ComparedRuns runs = open_compared(params);
   RunReader& provider = runs.provider;
   RunReader& cand = runs.candidate;
-  const model::Transformer& transformer = runs.transformer;
   const RunReader::Step step = provider.step(params.step);
 
   AblationResult result;
@@ -131,20 +156,32 @@ AblationResult run_ablation(const AblationParams& params, const ops::OpSetPtr& c
   }
   specs.push_back({base.with_override("interim=provider"), "every block-interior group from the provider"});
   specs.push_back({base.with_override("all=provider"), "every group from the provider"});
+  const std::size_t candidate_rows = specs.size();
+  for (const std::string& v : params.variants) {
+    specs.push_back({v, "provider variant: the provider's own spread"});
+  }
 
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const auto& [text, what] = specs[i];
     if (params.progress) params.progress(static_cast<double>(i) / specs.size(), text);
-    const ops::GroupOps group_ops = ops::resolve_group_ops(ops::ImplSpec::parse(text), candidate);
-    const auto start = std::chrono::steady_clock::now();
-    const model::CallOutputs out = transformer.forward(step.inputs, group_ops);
     AblationRow row;
     row.impl_spec = text;
     row.what = what;
-    row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    row.video = metrics::diff_tensors(out.sample.to(at::kCPU), step.saved.sample, text + " sample");
-    row.audio = metrics::diff_tensors(out.audio_sample.to(at::kCPU), step.saved.audio_sample,
-                                      text + " audio_sample");
+    row.variant = i >= candidate_rows;
+    auto replay = [&] {
+      const auto runner = runner_for(runs, text, params, candidate);
+      const auto start = std::chrono::steady_clock::now();
+      const model::CallOutputs out = runner->forward(step.inputs);
+      row.video = metrics::diff_tensors(out.sample.to(at::kCPU), step.saved.sample, text + " sample");
+      row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      row.audio = metrics::diff_tensors(out.audio_sample.to(at::kCPU), step.saved.audio_sample,
+                                        text + " audio_sample");
+    };
+    if (row.variant) {
+      row.error = variant_error(text, replay);
+    } else {
+      replay();
+    }
     result.rows.push_back(row);
   }
   if (params.step < cand.saved_steps()) {
@@ -160,9 +197,14 @@ AblationResult run_ablation(const AblationParams& params, const ops::OpSetPtr& c
 nlohmann::json AblationResult::to_json() const {
   nlohmann::json rows_json = nlohmann::json::array();
   for (const AblationRow& r : rows) {
-    rows_json.push_back({{"impl_spec", r.impl_spec}, {"what", r.what},
-                         {"video", diff_json(r.video)}, {"audio", diff_json(r.audio)},
-                         {"seconds", r.seconds}});
+    nlohmann::json row = {{"impl_spec", r.impl_spec}, {"what", r.what}, {"variant", r.variant}};
+    if (r.error.empty()) {
+      row.update({{"video", diff_json(r.video)}, {"audio", diff_json(r.audio)},
+                  {"seconds", r.seconds}});
+    } else {
+      row["error"] = r.error;
+    }
+    rows_json.push_back(row);
   }
   nlohmann::json out = {{"provider_run", params.provider_run.string()},
                         {"candidate_run", params.candidate_run.string()},
@@ -186,7 +228,12 @@ std::string AblationResult::to_markdown() const {
       << "| impl spec | video rel L2 | audio rel L2 | video max abs | audio max abs | bitwise |\n"
       << "|---|---|---|---|---|---|\n";
   for (const AblationRow& r : rows) {
-    out << "| `" << r.impl_spec << "` | " << fmt(r.video.rel_l2) << " | " << fmt(r.audio.rel_l2)
+    const std::string label = "`" + r.impl_spec + "`" + (r.variant ? " (variant)" : "");
+    if (!r.error.empty()) {
+      out << "| " << label << " | not run: " << r.error << " | | | | |\n";
+      continue;
+    }
+    out << "| " << label << " | " << fmt(r.video.rel_l2) << " | " << fmt(r.audio.rel_l2)
         << " | " << fmt(r.video.max_abs) << " | " << fmt(r.audio.max_abs) << " | "
         << (r.video.bitwise_equal && r.audio.bitwise_equal ? "yes" : "no") << " |\n";
   }
@@ -203,16 +250,25 @@ DriftResult teacher_forced_drift(const AblationParams& params, const ops::OpSetP
   ComparedRuns runs = open_compared(params);
   RunReader& provider = runs.provider;
   RunReader& cand = runs.candidate;
-  const model::Transformer& transformer = runs.transformer;
-  const ops::GroupOps group_ops =
-      ops::resolve_group_ops(ops::ImplSpec::parse(cand.manifest().impl_spec), candidate);
+  const auto candidate_runner = runner_for(runs, cand.manifest().impl_spec, params, candidate);
   StepStore candidate_store(cand.paths());
   DriftResult result;
+  // The variants that run here; one that cannot is reported once and left out.
+  std::vector<std::pair<std::string, std::unique_ptr<CallRunner>>> variants;
+  for (const std::string& v : params.variants) {
+    std::unique_ptr<CallRunner> runner;
+    const std::string error = variant_error(v, [&] { runner = runner_for(runs, v, params, candidate); });
+    if (error.empty()) {
+      variants.emplace_back(v, std::move(runner));
+    } else {
+      result.variant_errors.push_back(error);
+    }
+  }
   const int steps = provider.saved_steps();
   for (int k = 0; k < steps; ++k) {
     if (params.progress) params.progress(static_cast<double>(k) / steps, "step " + std::to_string(k));
     const RunReader::Step step = provider.step(k);
-    const model::CallOutputs out = transformer.forward(step.inputs, group_ops);
+    const model::CallOutputs out = candidate_runner->forward(step.inputs);
     DriftRow row;
     row.step = k;
     row.video_t = provider.plan().video_schedule.timesteps[k];
@@ -224,6 +280,24 @@ DriftResult teacher_forced_drift(const AblationParams& params, const ops::OpSetP
       const LoadedStep own = candidate_store.load_saved(k);
       row.free_video = metrics::diff_tensors(own.sample, step.saved.sample, "sample");
       row.free_audio = metrics::diff_tensors(own.audio_sample, step.saved.audio_sample, "audio");
+    }
+    for (auto it = variants.begin(); it != variants.end();) {
+      VariantDrift d{it->first, {}, {}};
+      const std::string error = variant_error(it->first, [&] {
+        const model::CallOutputs v = it->second->forward(step.inputs);
+        d.video = metrics::diff_tensors(v.sample.to(at::kCPU), step.saved.sample, "sample");
+        d.audio = metrics::diff_tensors(v.audio_sample.to(at::kCPU), step.saved.audio_sample, "audio");
+      });
+      if (!error.empty()) {  // e.g. a backend that refuses this step's shape: dropped throughout
+        result.variant_errors.push_back(error);
+        for (DriftRow& done : result.rows) {
+          std::erase_if(done.variants, [&](const VariantDrift& x) { return x.impl_spec == it->first; });
+        }
+        it = variants.erase(it);
+        continue;
+      }
+      row.variants.push_back(d);
+      ++it;
     }
     result.rows.push_back(row);
   }
@@ -250,9 +324,20 @@ nlohmann::json DriftResult::to_json() const {
       row["free_running"] = {{"video_rel_l2", r.free_video->rel_l2},
                              {"audio_rel_l2", r.free_audio->rel_l2}};
     }
+    if (!r.variants.empty()) {
+      nlohmann::json variants = nlohmann::json::array();
+      for (const VariantDrift& v : r.variants) {
+        variants.push_back({{"impl_spec", v.impl_spec},
+                            {"video_rel_l2", v.video.rel_l2},
+                            {"audio_rel_l2", v.audio.rel_l2}});
+      }
+      row["variants"] = variants;
+    }
     steps.push_back(row);
   }
-  return {{"steps", steps}};
+  nlohmann::json out = {{"steps", steps}};
+  if (!variant_errors.empty()) out["variant_errors"] = variant_errors;
+  return out;
 }
 
 std::string DriftResult::to_markdown() const {
@@ -260,14 +345,30 @@ std::string DriftResult::to_markdown() const {
   out << "## Per-step drift\n\nTeacher-forced: the candidate on the provider's saved inputs of "
          "each step (one-step error). Free-running: the candidate run's own call against the "
          "provider's (accumulated drift).\n\n"
-      << "| step | t video | t audio | teacher video | teacher audio | free video | free audio |\n"
-      << "|---|---|---|---|---|---|---|\n";
+      << "| step | t video | t audio | teacher video | teacher audio | free video | free audio "
+         "| variants video (min..max) |\n"
+      << "|---|---|---|---|---|---|---|---|\n";
   for (const DriftRow& r : rows) {
+    std::string band = "-";
+    if (!r.variants.empty()) {
+      double lo = r.variants.front().video.rel_l2, hi = lo;
+      for (const VariantDrift& v : r.variants) {
+        lo = std::min(lo, v.video.rel_l2);
+        hi = std::max(hi, v.video.rel_l2);
+      }
+      band = fmt(lo) + " .. " + fmt(hi);
+    }
     out << "| " << r.step << " | " << r.video_t << " | " << r.audio_t << " | "
         << fmt(r.teacher_video.rel_l2) << " | " << fmt(r.teacher_audio.rel_l2) << " | "
         << (r.free_video ? fmt(r.free_video->rel_l2) : "-") << " | "
-        << (r.free_audio ? fmt(r.free_audio->rel_l2) : "-") << " |\n";
+        << (r.free_audio ? fmt(r.free_audio->rel_l2) : "-") << " | " << band << " |\n";
   }
+  if (!rows.empty() && !rows.front().variants.empty()) {
+    out << "\nVariants: ";
+    for (const VariantDrift& v : rows.front().variants) out << "`" << v.impl_spec << "` ";
+    out << "(each on the same saved inputs, against the provider's saved outputs).\n";
+  }
+  for (const std::string& e : variant_errors) out << "\nNot run: " << e << "\n";
   return out.str();
 }
 

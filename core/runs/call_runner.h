@@ -1,8 +1,8 @@
 #pragma once
 // What computes a transformer call for an impl spec on a device: the op-by-op graph with the
-// spec's group ops or, for the candidate on a GPU, the fused CUDA blocks. Those are whole
-// blocks, so every block group must then run the candidate; embed and head run on provider ops
-// (the fused call describes itself for manifests).
+// spec's group ops; for the candidate on a GPU, the fused CUDA blocks when every block group
+// runs the candidate, else the candidate's CUDA kernels group by group (OpSet::for_device).
+// Embed and head have no candidate kernels on CUDA: they run on provider ops there.
 #include <ATen/core/Tensor.h>
 
 #include <memory>
@@ -19,7 +19,7 @@ namespace h3p::runs {
 class CallRunner {
  public:
   // Throws InputError before anything runs when the candidate is asked for on CUDA and the
-  // binary has no fused call (`fused_candidate` empty) or the spec swaps groups inside blocks.
+  // binary has no CUDA candidate (neither `fused_candidate` nor candidate->for_device).
   CallRunner(const model::Transformer& transformer, const ops::ImplSpec& spec,
              const ops::OpSetPtr& candidate, const at::Device& device,
              const model::FusedCallFactory& fused_candidate);
@@ -28,7 +28,8 @@ class CallRunner {
   model::CallOutputs forward(const model::CallInputs& inputs, const model::CallTrace& trace = {});
   // Block `index` alone over `x` with a context from the transformer's prepare.
   at::Tensor block(std::size_t index, const at::Tensor& x, const model::CallContext& context);
-  // For manifests: what runs fused and what stays on provider ops; empty when op by op.
+  // For manifests: what runs fused and what stays on provider ops; empty for the op-by-op
+  // graph (the group op sets' numerics_path() then says which kernels ran).
   std::string fused_description() const;
   // The op set of every group of the op-by-op graph (also what the fused call's embed and
   // head run).

@@ -158,20 +158,21 @@ __global__ void gated_residual_kernel(bf16* x, const bf16* y, int64_t y_stride, 
   }
 }
 
-// One warp per (row, head, q or k); each lane holds channels 4·lane .. 4·lane + 3.
-template <Rounding kMode>
+// One warp per (row, head); each lane holds channels 4·lane .. 4·lane + 3. Heads below
+// q_heads take q_weight, the rest k_weight; kNorm and kRope select the steps.
+template <Rounding kMode, bool kNorm, bool kRope>
 __global__ void __launch_bounds__(256)
-    qk_norm_rope_kernel(bf16* qkv, int64_t row_stride, int64_t rows, int heads,
-                        const bf16* q_weight, const bf16* k_weight, float eps, const float* cos,
-                        const float* sin, int rotary) {
+    head_norm_rope_kernel(bf16* qkv, int64_t row_stride, int64_t rows, int heads, int q_heads,
+                          const bf16* q_weight, const bf16* k_weight, float eps,
+                          const float* cos, const float* sin, int rotary) {
   __shared__ float staged[8][128];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t item = blockIdx.x * int64_t{8} + warp;  // (row, which, head)
-  if (item >= rows * 2 * heads) return;
-  const int64_t r = item / (2 * heads);
-  const int which = static_cast<int>((item / heads) % 2), head = static_cast<int>(item % heads);
-  bf16* p = qkv + r * row_stride + (int64_t{which} * heads + head) * 128 + 4 * lane;
-  const bf16* weight = (which == 0 ? q_weight : k_weight) + 4 * lane;
+  const int64_t item = blockIdx.x * int64_t{8} + warp;  // (row, head)
+  if (item >= rows * heads) return;
+  const int64_t r = item / heads;
+  const int head = static_cast<int>(item % heads);
+  bf16* p = qkv + r * row_stride + int64_t{head} * 128 + 4 * lane;
+  const bf16* weight = kNorm ? (head < q_heads ? q_weight : k_weight) + 4 * lane : nullptr;
   float v[4];
   {
     const uint2 raw = *reinterpret_cast<const uint2*>(p);
@@ -179,23 +180,24 @@ __global__ void __launch_bounds__(256)
     const float2 a = __bfloat1622float2(hv[0]), b = __bfloat1622float2(hv[1]);
     v[0] = a.x, v[1] = a.y, v[2] = b.x, v[3] = b.y;
   }
-  float squares = 0.0f;
+  if constexpr (kNorm) {
+    float squares = 0.0f;
 #pragma unroll
-  for (int e = 0; e < 4; ++e) squares = fmaf(v[e], v[e], squares);
+    for (int e = 0; e < 4; ++e) squares = fmaf(v[e], v[e], squares);
 #pragma unroll
-  for (int o = 16; o > 0; o /= 2) squares += __shfl_xor_sync(0xffffffffu, squares, o);
-  const float inv = rsqrtf(squares / 128.0f + eps);
+    for (int o = 16; o > 0; o /= 2) squares += __shfl_xor_sync(0xffffffffu, squares, o);
+    const float inv = rsqrtf(squares / 128.0f + eps);
 #pragma unroll
-  for (int e = 0; e < 4; ++e) {
-    v[e] = normalise<kMode>(v[e], inv, __bfloat162float(weight[e]));
-    staged[warp][4 * lane + e] = v[e];
+    for (int e = 0; e < 4; ++e) v[e] = normalise<kMode>(v[e], inv, __bfloat162float(weight[e]));
   }
+#pragma unroll
+  for (int e = 0; e < 4; ++e) staged[warp][4 * lane + e] = v[e];
   __syncwarp();
   const int half = rotary / 2;
 #pragma unroll
   for (int e = 0; e < 4; ++e) {
     const int c = 4 * lane + e;
-    if (c < rotary) {
+    if (kRope && c < rotary) {
       const float partner = c < half ? -staged[warp][c + half] : staged[warp][c - half];
       if constexpr (kMode == Rounding::once) {
         v[e] = fmaf(v[e], cos[r * rotary + c], partner * sin[r * rotary + c]);
@@ -213,21 +215,23 @@ __global__ void __launch_bounds__(256)
 
 // The same per row: one block per row, 16 threads per head holding 8 channels each; RoPE
 // partners (c ± rotary/2) are fetched by shuffles, so rotary/2 must be a multiple of 8.
-template <Rounding kMode>
+template <Rounding kMode, bool kNorm, bool kRope>
 __global__ void __launch_bounds__(256)
-    qk_norm_rope_rows_kernel(bf16* qkv, int64_t row_stride, int heads, const bf16* q_weight,
-                             const bf16* k_weight, float eps, const float* cos,
-                             const float* sin, int rotary) {
+    head_norm_rope_rows_kernel(bf16* qkv, int64_t row_stride, int heads, int q_heads,
+                               const bf16* q_weight, const bf16* k_weight, float eps,
+                               const float* cos, const float* sin, int rotary) {
   const int64_t r = blockIdx.x;
   const int lane16 = threadIdx.x % 16;
   const int group_base = (threadIdx.x % 32) - lane16;  // first lane of this head in the warp
   const int shift = rotary / 16;                        // partner distance in vectors
   const int c0 = 8 * lane16;                            // first channel this thread holds
-  const int vectors = 2 * heads * 16;
+  const int vectors = heads * 16;
   Vec8 w_q, w_k, c8, s8;
-  w_q.load(q_weight + c0);
-  w_k.load(k_weight + c0);
-  const bool rotated = c0 < rotary;
+  if constexpr (kNorm) {
+    w_q.load(q_weight + c0);
+    w_k.load(k_weight + c0);
+  }
+  const bool rotated = kRope && c0 < rotary;
   if (rotated) {
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
@@ -238,7 +242,7 @@ __global__ void __launch_bounds__(256)
   }
   // All of this thread's vectors are loaded before any is used (memory-level parallelism);
   // whole warps share a trip count, so the shuffles below see full warps.
-  constexpr int kMaxPerThread = 8;  // up to 64 heads
+  constexpr int kMaxPerThread = 8;  // up to 128 heads (64 q and 64 k)
   Vec8 xs[kMaxPerThread];
 #pragma unroll
   for (int i = 0; i < kMaxPerThread; ++i) {
@@ -250,17 +254,23 @@ __global__ void __launch_bounds__(256)
     const int v = threadIdx.x + i * 256;
     if (v >= vectors) break;
     bf16* p = qkv + r * row_stride + int64_t{v} * 8;
-    const bool is_q = v < heads * 16;
+    const bool is_q = v < q_heads * 16;
     Vec8& x = xs[i];
-    float squares = 0.0f;
+    if constexpr (kNorm) {
+      float squares = 0.0f;
 #pragma unroll
-    for (int e = 0; e < 8; ++e) squares = fmaf(x.f[e], x.f[e], squares);
+      for (int e = 0; e < 8; ++e) squares = fmaf(x.f[e], x.f[e], squares);
 #pragma unroll
-    for (int o = 8; o > 0; o /= 2) squares += __shfl_xor_sync(0xffffffffu, squares, o);
-    const float inv = rsqrtf(squares / 128.0f + eps);
+      for (int o = 8; o > 0; o /= 2) squares += __shfl_xor_sync(0xffffffffu, squares, o);
+      const float inv = rsqrtf(squares / 128.0f + eps);
 #pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      x.f[e] = normalise<kMode>(x.f[e], inv, is_q ? w_q.f[e] : w_k.f[e]);
+      for (int e = 0; e < 8; ++e) {
+        x.f[e] = normalise<kMode>(x.f[e], inv, is_q ? w_q.f[e] : w_k.f[e]);
+      }
+    }
+    if constexpr (!kRope) {
+      x.store(p);
+      continue;
     }
     const int up = group_base + (lane16 + shift < 16 ? lane16 + shift : lane16);
     const int down = group_base + (lane16 >= shift ? lane16 - shift : lane16);
@@ -303,6 +313,13 @@ __global__ void silu_kernel(const float* x, bf16* out, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
     out[i] = __float2bfloat16_rn(silu_f(x[i]));
+  }
+}
+
+__global__ void silu_f32_kernel(const float* x, float* out, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    out[i] = silu_f(x[i]);
   }
 }
 
@@ -383,32 +400,56 @@ void gated_residual(void* x, const void* y, int64_t y_stride, const Modulation& 
   check_cuda(cudaGetLastError(), op);
 }
 
+void head_norm_rope(void* x, int64_t row_stride, int64_t rows, int heads, int q_heads,
+                    const void* q_weight, const void* k_weight, float eps, const float* cos,
+                    const float* sin, int rotary, HeadSteps steps, Rounding rounding,
+                    cudaStream_t stream) {
+  const char* op = "head_norm_rope";
+  const bool norm = steps != HeadSteps::rope, rope = steps != HeadSteps::norm;
+  require(rows > 0 && heads > 0 && q_heads >= 0 && q_heads <= heads &&
+              row_stride >= int64_t{heads} * 128 && row_stride % 4 == 0,
+          op, "each row must hold `heads` heads of 128 channels");
+  require(!norm || (q_weight && (k_weight || q_heads == heads)), op, "missing norm weights");
+  require(!rope || (rotary >= 0 && rotary <= 128 && rotary % 2 == 0), op,
+          "rotary channels must be even and at most 128, got " + std::to_string(rotary));
+  require(!rope || rotary == 0 || (cos && sin), op, "missing RoPE tables");
+  if (!k_weight) k_weight = q_weight;
+  const int64_t items = rows * heads;
+  with_rounding(rounding, [&](auto mode) {
+    constexpr Rounding kMode = decltype(mode)::value;
+    auto launch = [&](auto norm_c, auto rope_c) {
+      constexpr bool kNorm = decltype(norm_c)::value, kRope = decltype(rope_c)::value;
+      if ((!kRope || rotary % 16 == 0) && heads <= 128 && aligned16(x) && row_stride % 8 == 0 &&
+          (!kNorm || (aligned16(q_weight) && aligned16(k_weight)))) {
+        head_norm_rope_rows_kernel<kMode, kNorm, kRope>
+            <<<static_cast<unsigned>(rows), 256, 0, stream>>>(
+                static_cast<bf16*>(x), row_stride, heads, q_heads,
+                static_cast<const bf16*>(q_weight), static_cast<const bf16*>(k_weight), eps, cos,
+                sin, rotary);
+      } else {
+        head_norm_rope_kernel<kMode, kNorm, kRope>
+            <<<static_cast<unsigned>((items + 7) / 8), 256, 0, stream>>>(
+                static_cast<bf16*>(x), row_stride, rows, heads, q_heads,
+                static_cast<const bf16*>(q_weight), static_cast<const bf16*>(k_weight), eps, cos,
+                sin, rotary);
+      }
+    };
+    using T = std::true_type;
+    using F = std::false_type;
+    if (norm && rope) launch(T{}, T{});
+    else if (norm) launch(T{}, F{});
+    else launch(F{}, T{});
+  });
+  check_cuda(cudaGetLastError(), op);
+}
+
 void qk_norm_rope(void* qkv, int64_t row_stride, int64_t rows, int heads, const void* q_weight,
                   const void* k_weight, float eps, const float* cos, const float* sin,
                   int rotary, Rounding rounding, cudaStream_t stream) {
-  const char* op = "qk_norm_rope";
-  require(rows > 0 && heads > 0 && row_stride >= int64_t{2} * heads * 128 && row_stride % 4 == 0,
-          op, "the QKV row must hold q and k of every head (head_dim 128)");
-  require(rotary >= 0 && rotary <= 128 && rotary % 2 == 0, op,
-          "rotary channels must be even and at most 128, got " + std::to_string(rotary));
-  require(rotary == 0 || (cos && sin), op, "missing RoPE tables");
-  const int64_t items = rows * 2 * heads;
-  with_rounding(rounding, [&](auto mode) {
-    constexpr Rounding kMode = decltype(mode)::value;
-    if (rotary % 16 == 0 && heads <= 64 && reinterpret_cast<uintptr_t>(qkv) % 16 == 0 &&
-        row_stride % 8 == 0 &&
-        reinterpret_cast<uintptr_t>(q_weight) % 16 == 0 &&
-        reinterpret_cast<uintptr_t>(k_weight) % 16 == 0) {
-      qk_norm_rope_rows_kernel<kMode><<<static_cast<unsigned>(rows), 256, 0, stream>>>(
-          static_cast<bf16*>(qkv), row_stride, heads, static_cast<const bf16*>(q_weight),
-          static_cast<const bf16*>(k_weight), eps, cos, sin, rotary);
-    } else {
-      qk_norm_rope_kernel<kMode><<<static_cast<unsigned>((items + 7) / 8), 256, 0, stream>>>(
-          static_cast<bf16*>(qkv), row_stride, rows, heads, static_cast<const bf16*>(q_weight),
-          static_cast<const bf16*>(k_weight), eps, cos, sin, rotary);
-    }
-  });
-  check_cuda(cudaGetLastError(), op);
+  require(heads > 0 && row_stride >= int64_t{2} * heads * 128, "qk_norm_rope",
+          "the QKV row must hold q and k of every head (head_dim 128)");
+  head_norm_rope(qkv, row_stride, rows, 2 * heads, heads, q_weight, k_weight, eps, cos, sin,
+                 rotary, HeadSteps::norm_rope, rounding, stream);
 }
 
 void swiglu(const void* h, void* out, int64_t rows, int64_t features, Rounding rounding,
@@ -422,6 +463,12 @@ void swiglu(const void* h, void* out, int64_t rows, int64_t features, Rounding r
         static_cast<const bf16*>(h), static_cast<bf16*>(out), rows, features);
   });
   check_cuda(cudaGetLastError(), op);
+}
+
+void silu_f32(const float* x, float* out, int64_t n, cudaStream_t stream) {
+  if (n <= 0) return;
+  silu_f32_kernel<<<grid_for(n, 256), 256, 0, stream>>>(x, out, n);
+  check_cuda(cudaGetLastError(), "silu");
 }
 
 void silu_to_bf16(const float* x, void* out, int64_t n, cudaStream_t stream) {

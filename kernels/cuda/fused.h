@@ -38,6 +38,19 @@ void residual_norm_modulate(void* x, const void* y, int64_t y_stride, const void
 void gated_residual(void* x, const void* y, int64_t y_stride, const Modulation& mod,
                     int64_t rows, int64_t cols, Rounding rounding, cudaStream_t stream);
 
+// Which steps head_norm_rope runs.
+enum class HeadSteps { norm, rope, norm_rope };
+
+// In place on `heads` heads of 128 channels at the start of every row of x (S, row_stride):
+// per-head RMSNorm (heads below q_heads with q_weight (128), the rest with k_weight), then
+// rotate-half RoPE over the first `rotary` channels with fp32 tables cos/sin (S, rotary);
+// `steps` selects one or both. Each step computes exactly what qk_norm_rope computes for it,
+// so norm then rope in two calls equals the fused call bit for bit under the provider_* modes.
+void head_norm_rope(void* x, int64_t row_stride, int64_t rows, int heads, int q_heads,
+                    const void* q_weight, const void* k_weight, float eps, const float* cos,
+                    const float* sin, int rotary, HeadSteps steps, Rounding rounding,
+                    cudaStream_t stream);
+
 // In place on the q and k heads of a fused QKV buffer (S, row_stride) holding q at column 0
 // and k at column heads·128: per-head RMSNorm with weights q_weight / k_weight (128), then
 // rotate-half RoPE over the first `rotary` channels with fp32 tables cos/sin (S, rotary).
@@ -48,6 +61,9 @@ void qk_norm_rope(void* qkv, int64_t row_stride, int64_t rows, int heads, const 
 // out (S, F) = value·silu(gate) for h (S, 2F) = [value | gate].
 void swiglu(const void* h, void* out, int64_t rows, int64_t features, Rounding rounding,
             cudaStream_t stream);
+
+// out = silu(x) for n fp32 elements, in fp32 (silu_to_bf16 before its rounding).
+void silu_f32(const float* x, float* out, int64_t n, cudaStream_t stream);
 
 // out (bf16) = silu(x) for n fp32 elements, rounded once.
 void silu_to_bf16(const float* x, void* out, int64_t n, cudaStream_t stream);

@@ -6,8 +6,8 @@
 # resume-check passes (preempted and resumed runs byte-identical); `call` replays a saved step
 # bit for bit; `bench` times provider and candidate calls in one run; the gate qualifies the
 # fused candidate on CUDA for a gated contract; resuming the CUDA run on CPU, a CUDA gate for a
-# CPU candidate and a per-group swap inside the blocks are refused with exit 2, the last before
-# anything is written. Skips without a GPU.
+# CPU candidate are refused with exit 2; a per-group swap inside the blocks runs the candidate's
+# CUDA kernels group by group. Skips without a GPU.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 nvidia-smi -L >/dev/null 2>&1 || { echo "no CUDA device: skipped"; exit 77; }
@@ -84,9 +84,13 @@ expect_exit 2 "$H3P_CLI" --progress none generate --contract c.json --impl candi
   --runs R --device cpu
 grep -q "environment.device" <<<"$LAST_ERR" || fail "device change not named: $LAST_ERR"
 
-before=$(ls R/fused)
-expect_exit 2 "$H3P_CLI" --progress none generate --contract c.json --seed 7 --runs R \
-  --device cuda --impl candidate:attention=provider
-grep -q "whole fused blocks" <<<"$LAST_ERR" || fail "unclear refusal: $LAST_ERR"
-[[ $(ls R/fused) == "$before" ]] || fail "a refused request wrote a run directory"
+# A per-group swap runs the candidate's CUDA kernels group by group (no fused call recorded).
+"$H3P_CLI" --progress none generate --contract c.json --seed 7 --runs R --device cuda \
+  --impl candidate:attention=provider || fail "per-group candidate on CUDA exited $?"
+python3 - R/fused/candidate@attention=provider/seed-7/manifest.json <<'PY'
+import json, sys
+env = json.load(open(sys.argv[1]))["environment"]
+assert "fused_call" not in env, env
+assert "kernels/cuda per group" in json.dumps(env), env
+PY
 echo "generate_cuda_candidate: passed"

@@ -6,19 +6,23 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "core/common/error.h"
 #include "core/ops/group_ops.h"
 #include "core/ops/impl_spec.h"
+#include "core/ops/provider_ops.h"
 #include "kernels/cuda/attention.h"
 #include "kernels/cuda/bench_setup.h"
 #include "kernels/cuda/candidate_block.h"
 #include "kernels/cuda/fused.h"
 #include "kernels/cuda/gemm_lt.h"
+#include "kernels/cuda/group_ops.h"
 
 namespace {
 
@@ -287,6 +291,88 @@ void test_block(Rounding rounding) {
   }
 }
 
+// The candidate's CUDA kernels group by group (group_ops.h): with no group swapped the block
+// equals the fused block bit for bit wherever q, k and v as three GEMMs equal the stacked QKV
+// GEMM (cuBLASLt may pick another algorithm for the narrower shape: then within 1e-3); each
+// group alone, the rest the provider's, stays within the bf16 class of the provider's block.
+void test_group_ops() {
+  kernels::cuda::BlockFixtureShape shape;
+  shape.rows = 1000;
+  shape.heads = 4;
+  shape.hidden = 512;
+  shape.ffn = 1024;
+  shape.temb_dim = 256;
+  shape.text_rows = 64;
+  shape.audio_rows = 100;
+  const auto f = kernels::cuda::BlockFixture::make(shape, at::Device(at::kCUDA, 0), 11);
+  model::TransformerWeights tw;
+  tw.blocks.push_back(f.weights);
+  const model::Transformer transformer(f.config, tw);
+  const ops::OpSetPtr cuda_ops = kernels::cuda::make_candidate_group_ops();
+  const ops::OpSetPtr provider_ops = ops::make_provider_ops();
+  auto groups_with = [&](auto candidate_group) {
+    std::array<ops::OpSetPtr, ops::kGroupCount> per_group;
+    for (ops::Group g : ops::kAllGroups) {
+      per_group[static_cast<std::size_t>(g)] = candidate_group(g) ? cuda_ops : provider_ops;
+    }
+    return ops::GroupOps(per_group);
+  };
+  const at::Tensor x = f.x.to(at::kFloat);
+  const at::Tensor want = transformer.block(0, f.x, f.context, ops::GroupOps(provider_ops));
+
+  // q, k and v one by one against the stacked GEMM the fused block runs.
+  const auto cw = kernels::cuda::CandidateBlockWeights::from(f.weights);
+  kernels::cuda::LtGemm gemm;
+  const at::Tensor h = at::randn({shape.rows, shape.hidden}, kBf16);
+  const int64_t inner = shape.heads * 128;
+  at::Tensor stacked = at::empty({shape.rows, 3 * inner}, kBf16);
+  gemm.run({shape.rows, 3 * inner, shape.hidden}, h.data_ptr(), cw.qkv.data_ptr(), nullptr,
+           stacked.data_ptr(), stream());
+  const at::Tensor one_by_one =
+      at::cat({cuda_ops->linear(h, f.weights.attn.to_q, std::nullopt),
+               cuda_ops->linear(h, f.weights.attn.to_k, std::nullopt),
+               cuda_ops->linear(h, f.weights.attn.to_v, std::nullopt)}, 1);
+  const bool qkv_same = at::equal(stacked, one_by_one);
+  std::printf("note q, k, v GEMMs one by one %s the stacked QKV GEMM (rel L2 %.3e)\n",
+              qkv_same ? "equal" : "differ from", rel_l2(one_by_one, stacked));
+
+  kernels::cuda::CandidateBlock fused;
+  const kernels::cuda::CandidateBlockContext ctx{f.context.temb, f.context.adaln_rows,
+                                                 f.context.cos, f.context.sin,
+                                                 f.config.norm_eps, f.config.qk_norm_eps};
+  const at::Tensor fused_out = fused.forward(cw, f.x, ctx);
+  const at::Tensor per_group =
+      transformer.block(0, f.x, f.context, groups_with([](ops::Group g) { return ops::is_interim(g); }));
+  const double diff = rel_l2(per_group.to(at::kFloat) - x, fused_out.to(at::kFloat) - x);
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "per-group block, nothing swapped, vs the fused block: %s (update rel L2 %.3e)",
+                at::equal(per_group, fused_out) ? "bitwise equal" : "differs", diff);
+  expect(qkv_same ? at::equal(per_group, fused_out) : diff <= 1e-3, text);
+  expect(at::equal(per_group, transformer.block(0, f.x, f.context, groups_with([](ops::Group g) {
+                     return ops::is_interim(g);
+                   }))),
+         "per-group block bitwise repeatable");
+
+  for (ops::Group only : ops::kAllGroups) {
+    if (!ops::is_interim(only)) continue;
+    const at::Tensor got =
+        transformer.block(0, f.x, f.context, groups_with([only](ops::Group g) { return g == only; }));
+    const double err = rel_l2(got.to(at::kFloat) - x, want.to(at::kFloat) - x);
+    std::snprintf(text, sizeof text, "group %s alone on the CUDA candidate: update rel L2 %.3e vs provider",
+                  std::string(ops::group_name(only)).c_str(), err);
+    expect(err <= 1e-2 && at::isfinite(got.to(at::kFloat)).all().item<bool>(), text);
+  }
+
+  bool refused = false;
+  try {
+    cuda_ops->linear(h.to(at::kFloat), f.weights.attn.to_q.to(at::kFloat), std::nullopt);
+  } catch (const InputError& e) {
+    refused = std::string(e.what()).find("candidate linear (CUDA)") != std::string::npos;
+  }
+  expect(refused, "fp32 operands refused with an InputError naming the primitive");
+}
+
 }  // namespace
 
 int main() {
@@ -297,7 +383,7 @@ int main() {
   }
   at::manual_seed(20261202);
   std::vector<std::pair<const char*, std::function<void()>>> suites = {
-      {"attention", test_attention}, {"gemm", test_gemm}};
+      {"attention", test_attention}, {"gemm", test_gemm}, {"group ops", test_group_ops}};
   for (Rounding r : {Rounding::once, Rounding::provider_fused_norm,
                      Rounding::provider_composite_norm}) {
     suites.emplace_back("memory-bound", [r] { test_memory_bound(r); });
