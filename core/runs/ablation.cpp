@@ -109,7 +109,9 @@ std::string variant_error(const std::string& spec, Call&& call) {
   } catch (const CheckFailed&) {
     throw;
   } catch (const std::exception& e) {
-    return spec + ": " + e.what();
+    // The first line only: LibTorch appends a backtrace to its errors.
+    const std::string what = e.what();
+    return spec + ": " + what.substr(0, what.find('\n'));
   }
 }
 

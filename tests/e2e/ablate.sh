@@ -25,8 +25,10 @@ r = json.load(open(sys.argv[1]))
 rows = {row["impl_spec"]: row for row in r["rows"]}
 groups = ["gemm", "attention", "swiglu", "adaln", "qk_norm", "rope", "norm", "residual", "embed", "head"]
 want = ["provider", "candidate"] + ["candidate:%s=provider" % g for g in groups] + \
-       ["candidate:interim=provider", "candidate:all=provider"]
+       ["candidate:interim=provider", "candidate:all=provider"] + \
+       ["provider:attention=math"]  # the CPU's provider variant (--variants device)
 assert list(rows) == want, list(rows)
+assert [row["variant"] for row in rows.values()] == [False] * (len(want) - 1) + [True]
 for spec in ("provider", "candidate:all=provider"):
     assert rows[spec]["video"]["bitwise_equal"] and rows[spec]["audio"]["bitwise_equal"], spec
 for spec, row in rows.items():
@@ -38,10 +40,28 @@ assert "free_running" in r
 print("ablation JSON complete:", len(rows), "rows")
 PY
 grep -q "candidate:interim=provider" a.md || fail "markdown lacks rows"
+grep -q "provider:attention=math\` (variant)" a.md || fail "markdown lacks the variant row"
+
+# --variants names specs (overrides separated by commas too) or none; a bad one exits 2.
+"$H3P_CLI" --progress none ablate --provider $P --candidate $C --step 0 --groups attention \
+  --variants provider:attention=math,candidate:all=provider,attention=candidate --json v.json \
+  || fail "ablate --variants exited $?"
+python3 - v.json <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+variants = [r["impl_spec"] for r in rows if r["variant"]]
+assert variants == ["provider:attention=math", "candidate:all=provider,attention=candidate"], variants
+PY
+"$H3P_CLI" --progress none ablate --provider $P --candidate $C --step 0 --groups attention \
+  --variants none --json n.json || fail "ablate --variants none exited $?"
+python3 -c "import json; assert not any(r['variant'] for r in json.load(open('n.json'))['rows'])"
+expect_exit 2 "$H3P_CLI" --progress none ablate --provider $P --candidate $C --step 0 \
+  --variants provider:attention=sideways
+grep -q "variants" <<<"$LAST_ERR" || fail "unclear --variants refusal: $LAST_ERR"
 
 out=$("$H3P_CLI" --progress none ablate --provider $P --candidate $C --all-steps --json d.json) \
   || fail "ablate --all-steps exited $?"
-python3 -c "import json,sys; d=json.load(open('d.json')); assert len(d['steps'])==5 and all('free_running' in s for s in d['steps']); print('drift rows', len(d['steps']))"
+python3 -c "import json,sys; d=json.load(open('d.json')); assert len(d['steps'])==5 and all('free_running' in s for s in d['steps']) and all(len(s['variants'])==1 for s in d['steps']); print('drift rows', len(d['steps']))"
 
 expect_exit 2 "$H3P_CLI" ablate --provider $P --candidate R/demo/candidate/seed-43 --step 0
 grep -q "field 'seed'" <<<"$LAST_ERR" || fail "seed mismatch message: $LAST_ERR"

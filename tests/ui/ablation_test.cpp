@@ -55,6 +55,7 @@ class AblationTest : public QObject {
   void readsSweepFileAndRejectsBrokenOnes();
   void pairsNeedAProviderRunOfTheSameSeed();
   void runStartsAblateJobAndShowsTheSweep();
+  void variantRowsAreMarkedAndBanded();
 };
 
 void AblationTest::readsSweepFileAndRejectsBrokenOnes() {
@@ -134,6 +135,7 @@ void AblationTest::runStartsAblateJobAndShowsTheSweep() {
            qPrintable(args.join(' ')));
   QCOMPARE(args.at(args.indexOf("--step") + 1), QString("2"));
   QCOMPARE(args.at(args.indexOf("--groups") + 1), QString("attention,rope"));
+  QCOMPARE(args.at(args.indexOf("--device") + 1), QString("cpu"));
   const QString out = args.at(args.indexOf("--json") + 1);
   QVERIFY2(QFileInfo(out).fileName().startsWith("ablation-seed-5-step2-"), qPrintable(out));
   QCOMPARE(QFileInfo(out).absolutePath(), QDir(dir.path() + "/c").canonicalPath());
@@ -158,6 +160,48 @@ void AblationTest::runStartsAblateJobAndShowsTheSweep() {
   controller.showSweep(dir.filePath("nope.json"));
   QCOMPARE(view.table()->rowCount(), 0);
   QVERIFY(view.findChild<QLabel*>("ablationResultTitle")->text().contains("nope.json"));
+}
+
+void AblationTest::variantRowsAreMarkedAndBanded() {
+  QTemporaryDir dir;
+  const QString file = dir.filePath("ablation-variants.json");
+  QFile out(file);
+  QVERIFY(out.open(QIODevice::WriteOnly));
+  out.write(R"({"step": 0, "candidate_spec": "candidate", "provider_spec": "provider", "rows": [
+    {"impl_spec": "provider", "variant": false,
+     "video": {"rel_l2": 0, "max_abs": 0, "bitwise_equal": true},
+     "audio": {"rel_l2": 0, "max_abs": 0, "bitwise_equal": true}},
+    {"impl_spec": "candidate", "variant": false,
+     "video": {"rel_l2": 0.004, "max_abs": 0.02, "bitwise_equal": false},
+     "audio": {"rel_l2": 0.004, "max_abs": 0.02, "bitwise_equal": false}},
+    {"impl_spec": "provider:attention=flash", "variant": true,
+     "video": {"rel_l2": 0.005, "max_abs": 0.03, "bitwise_equal": false},
+     "audio": {"rel_l2": 0.005, "max_abs": 0.03, "bitwise_equal": false}},
+    {"impl_spec": "provider:attention=efficient", "variant": true,
+     "video": {"rel_l2": 0.0045, "max_abs": 0.03, "bitwise_equal": false},
+     "audio": {"rel_l2": 0.005, "max_abs": 0.03, "bitwise_equal": false}},
+    {"impl_spec": "provider:attention=math", "variant": true, "error": "out of memory"}]})");
+  out.close();
+  const AblationResult result = readAblationFile(file);
+  QVERIFY(result.rows.at(2).variant && !result.rows.at(1).variant);
+  QCOMPARE(result.rows.at(4).error, QString("out of memory"));
+  QVERIFY(std::isnan(result.rows.at(4).video.relL2));
+
+  AblationView view;
+  view.showSweep(result);
+  QCOMPARE(view.table()->item(2, 0)->text(), QString("provider:attention=flash (variant)"));
+  QVERIFY(view.table()->item(2, 0)->font().italic());
+  QCOMPARE(view.table()->item(4, 5)->text(), QString("not run"));
+  QCOMPARE(view.table()->item(4, 0)->toolTip(), QString("out of memory"));
+  // The variants' video range (4.5e-3 .. 5e-3) as a band behind the bars, inside the y range.
+  QCPItemRect* band = nullptr;
+  for (int i = 0; i < view.chart()->itemCount(); ++i) {
+    if (auto* rect = qobject_cast<QCPItemRect*>(view.chart()->item(i))) band = rect;
+  }
+  QVERIFY(band != nullptr);
+  QCOMPARE(band->topLeft->coords().y(), 0.005);
+  QCOMPARE(band->bottomRight->coords().y(), 0.0045);
+  QVERIFY(view.chart()->yAxis->range().upper > 0.005);
 }
 
 QTEST_MAIN(AblationTest)

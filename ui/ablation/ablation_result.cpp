@@ -7,6 +7,7 @@
 #include <QJsonObject>
 #include <QRegularExpression>
 #include <algorithm>
+#include <cmath>
 
 #include "ui/models/compare_result.h"
 #include "ui/models/json_file.h"
@@ -54,11 +55,16 @@ AblationResult readAblationFile(const QString& file) {
       failJsonField(file, QStringLiteral("rows.impl_spec"),
                     QStringLiteral("missing or not a string"));
     }
+    const QString error = row.value(QStringLiteral("error")).toString();
+    const AblationDiff notRun{std::nan(""), std::nan(""), false};
     result.rows.append({row.value(QStringLiteral("impl_spec")).toString(),
                         row.value(QStringLiteral("what")).toString(),
-                        readDiff(row.value(QStringLiteral("video")).toObject()),
-                        readDiff(row.value(QStringLiteral("audio")).toObject()),
-                        jsonNumber(row.value(QStringLiteral("seconds")))});
+                        error.isEmpty() ? readDiff(row.value(QStringLiteral("video")).toObject())
+                                        : notRun,
+                        error.isEmpty() ? readDiff(row.value(QStringLiteral("audio")).toObject())
+                                        : notRun,
+                        jsonNumber(row.value(QStringLiteral("seconds"))),
+                        row.value(QStringLiteral("variant")).toBool(), error});
   }
   const QJsonValue free = root.value(QStringLiteral("free_running"));
   if (free.isObject()) {

@@ -19,6 +19,8 @@ struct AblationRow {
   QString what;
   AblationDiff video, audio;
   double seconds;
+  bool variant = false;  // a provider variant: the provider's own spread
+  QString error;         // a variant that could not run (then no figures)
 };
 
 // One ablation sweep read back from its JSON file.

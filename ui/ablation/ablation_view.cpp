@@ -51,6 +51,11 @@ AblationView::AblationView(QWidget* parent) : QWidget(parent) {
   m_stepBox = new QSpinBox(this);
   m_stepBox->setObjectName(QStringLiteral("ablationStepBox"));
   m_stepBox->setRange(0, 0);
+  m_deviceBox = new QComboBox(this);
+  m_deviceBox->setObjectName(QStringLiteral("ablationDeviceBox"));
+  m_deviceBox->addItems({QStringLiteral("cpu"), QStringLiteral("cuda")});
+  m_deviceBox->setToolTip(
+      tr("Where the job computes: cuda replays the candidate's CUDA kernels group by group"));
   auto* groupsBox = new QGroupBox(tr("Groups to swap to the provider (none checked: all)"), this);
   auto* groupsLayout = new QGridLayout(groupsBox);
   const QStringList groups = ablationGroups();
@@ -72,6 +77,7 @@ AblationView::AblationView(QWidget* parent) : QWidget(parent) {
   auto* form = new QFormLayout;
   form->addRow(tr("Runs"), m_pairBox);
   form->addRow(tr("Step"), m_stepBox);
+  form->addRow(tr("Device"), m_deviceBox);
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(m_runButton);
   buttons->addWidget(m_cancelButton);
@@ -201,15 +207,20 @@ void AblationView::showSweep(const AblationResult& result) {
   QVector<QString> labels;
   for (int i = 0; i < rows.size(); ++i) {
     const AblationRow& row = rows.at(i);
-    auto* name = cell(row.implSpec, false);
-    name->setToolTip(row.what);
+    auto* name = cell(row.variant ? row.implSpec + tr(" (variant)") : row.implSpec, false);
+    name->setToolTip(row.error.isEmpty() ? row.what : row.error);
+    if (row.variant) {
+      QFont italic = name->font();
+      italic.setItalic(true);
+      name->setFont(italic);
+    }
     m_table->setItem(i, 0, name);
     m_table->setItem(i, 1, cell(sci(row.video.relL2)));
     m_table->setItem(i, 2, cell(sci(row.audio.relL2)));
     m_table->setItem(i, 3, cell(sci(row.video.maxAbs)));
     m_table->setItem(i, 4, cell(sci(row.audio.maxAbs)));
     const bool bitwise = row.video.bitwiseEqual && row.audio.bitwiseEqual;
-    m_table->setItem(i, 5, cell(bitwise ? tr("yes") : tr("no")));
+    m_table->setItem(i, 5, cell(!row.error.isEmpty() ? tr("not run") : bitwise ? tr("yes") : tr("no")));
     ticks.append(i + 1);
     video.append(row.video.relL2);
     audio.append(row.audio.relL2);
@@ -254,6 +265,30 @@ void AblationView::showSweep(const AblationResult& result) {
   m_chart->yAxis->setRange(0, high > 0 ? high * 1.35 : 1);
   m_chart->legend->setBrush(QColor(255, 255, 255, 200));
   m_chart->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  // The provider variants' video range: the band a candidate's bars are read against.
+  double bandLow = std::nan(""), bandHigh = std::nan("");
+  for (const AblationRow& row : rows) {
+    if (!row.variant || !std::isfinite(row.video.relL2)) continue;
+    bandLow = std::isnan(bandLow) ? row.video.relL2 : std::min(bandLow, row.video.relL2);
+    bandHigh = std::isnan(bandHigh) ? row.video.relL2 : std::max(bandHigh, row.video.relL2);
+  }
+  if (std::isfinite(bandHigh) && bandHigh * 1.1 > m_chart->yAxis->range().upper) {
+    m_chart->yAxis->setRange(0, bandHigh * 1.35);
+  }
+  if (std::isfinite(bandLow) && bandHigh > 0) {
+    auto* band = new QCPItemRect(m_chart);
+    band->setObjectName(QStringLiteral("variantBand"));
+    band->setLayer(QStringLiteral("background"));
+    band->topLeft->setCoords(0.4, bandHigh);
+    band->bottomRight->setCoords(rows.size() + 0.6, bandLow);
+    band->setPen(QPen(QColor(0x90, 0x90, 0x90), 1, Qt::DashLine));
+    band->setBrush(QColor(0x90, 0x90, 0x90, 50));
+    auto* caption = new QCPItemText(m_chart);
+    caption->position->setCoords(0.5, bandHigh);
+    caption->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+    caption->setText(tr("provider variants (video)"));
+    caption->setColor(QColor(0x60, 0x60, 0x60));
+  }
   // Bitwise-equal rows have no bar: mark them.
   for (int i = 0; i < rows.size(); ++i) {
     if (rows.at(i).video.bitwiseEqual && rows.at(i).audio.bitwiseEqual) {
@@ -303,6 +338,8 @@ void AblationView::appendLog(const QString& text) {
 int AblationView::currentPair() const { return m_pairBox->currentIndex(); }
 
 int AblationView::step() const { return m_stepBox->value(); }
+
+QString AblationView::device() const { return m_deviceBox->currentText(); }
 
 QStringList AblationView::checkedGroups() const {
   QStringList groups;

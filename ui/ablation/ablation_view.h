@@ -28,9 +28,10 @@ struct AblationPair {
   int savedSteps = 0;  // steps the provider run has saved (the step spin box's range)
 };
 
-// The ablation launcher: choose a run pair, a step and the groups, run it (intent signal), see
-// progress, cancel, the log; past sweeps in a list, the chosen sweep as a table and a bar chart
-// of relative L2 per impl spec (video and audio). Dumb widget: a controller starts the jobs and
+// The ablation launcher: choose a run pair, a step, the groups and the device, run it (intent
+// signal), see progress, cancel, the log; past sweeps in a list, the chosen sweep as a table and
+// a bar chart of relative L2 per impl spec (video and audio), the provider variants' rows marked
+// and their range drawn as a band behind the bars (the provider's own spread). Dumb widget: a controller starts the jobs and
 // feeds it.
 class AblationView : public QWidget {
   Q_OBJECT
@@ -59,6 +60,7 @@ class AblationView : public QWidget {
   int currentPair() const;
   int step() const;
   QStringList checkedGroups() const;  // empty = every group
+  QString device() const;             // "cpu" or "cuda": where the ablation job computes
   void setStep(int step);
   void setCheckedGroups(const QStringList& groups);
 
@@ -79,6 +81,7 @@ class AblationView : public QWidget {
   QList<AblationPair> m_pairs;
   QComboBox* m_pairBox = nullptr;
   QSpinBox* m_stepBox = nullptr;
+  QComboBox* m_deviceBox = nullptr;
   QList<QCheckBox*> m_groupBoxes;
   QPushButton* m_runButton = nullptr;
   QPushButton* m_cancelButton = nullptr;

@@ -123,6 +123,7 @@ void AblationController::run(int pair, int step, const QStringList& groups) {
   if (!groups.isEmpty()) {
     arguments << QStringLiteral("--groups") << groups.join(QLatin1Char(','));
   }
+  arguments << QStringLiteral("--device") << m_view->device();
   arguments << QStringLiteral("--json") << file;
 
   Job* job = m_jobs->start(Job::Kind::Ablate, arguments, file);
