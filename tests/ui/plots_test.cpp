@@ -26,7 +26,7 @@ QList<CompareResult> twoComparisons(int frames, int steps) {
   CompareFigures a, b;
   a.frames = b.frames = frames;
   a.steps = b.steps = steps;
-  b.implSpec = "provider:attention=math";
+  b.implSpec = "candidate:attention=provider";
   b.psnrDb = 35;
   return {parseCompareObject("a", compareObject(a)), parseCompareObject("b", compareObject(b))};
 }
@@ -49,6 +49,7 @@ class PlotsTest : public QObject {
   void frameCurvesBoundsAndPlayhead();
   void clickSeeksToTheFrameUnderTheMouse();
   void stepDriftIsLogScaleWithFirstDriftMarkers();
+  void variantsAreABandBehindTheCandidates();
   void plotsViewForwardsSeeksAndExportsPng();
 };
 
@@ -131,7 +132,7 @@ void PlotsTest::stepDriftIsLogScaleWithFirstDriftMarkers() {
 
   // A bitwise-equal variant (all zero) is a gap on the log axis and named so in the legend.
   CompareFigures zero;
-  zero.implSpec = "provider:attention=math";
+  zero.implSpec = "candidate:all=provider";
   QJsonObject object = compareObject(zero);
   QJsonArray steps;
   for (int s = 0; s < 3; ++s) {
@@ -139,8 +140,44 @@ void PlotsTest::stepDriftIsLogScaleWithFirstDriftMarkers() {
   }
   object.insert("steps", steps);
   plot.setData({parseCompareObject("z", object)}, std::nullopt);
-  QCOMPARE(plot.plot()->graph(0)->name(), QString("provider:attention=math (bitwise equal)"));
+  QCOMPARE(plot.plot()->graph(0)->name(), QString("candidate:all=provider (bitwise equal)"));
   QVERIFY(std::isnan(plot.plot()->graph(0)->data()->at(1)->value));
+}
+
+void PlotsTest::variantsAreABandBehindTheCandidates() {
+  QList<CompareResult> results = twoComparisons(6, 4);
+  for (double psnr : {33.0, 37.0}) {
+    CompareFigures v;
+    v.frames = 6;
+    v.steps = 4;
+    v.implSpec = psnr < 35 ? "provider:attention=flash" : "provider:attention=efficient";
+    v.psnrDb = psnr;
+    results.append(parseCompareObject("v", compareObject(v)));
+  }
+  QVERIFY(results.at(2).isProviderVariant() && !results.at(1).isProviderVariant());
+  auto bandGraphs = [](QCustomPlot* plot) {
+    QList<QCPGraph*> band;
+    for (int i = 0; i < plot->graphCount(); ++i) {
+      if (plot->graph(i)->objectName() == "variantBand") band.append(plot->graph(i));
+    }
+    return band;
+  };
+  FrameMetricsPlot frames;
+  frames.setResults(results);
+  const QList<QCPGraph*> band = bandGraphs(frames.plot());
+  QCOMPARE(band.size(), 4);  // lower and upper edge, PSNR and SSIM
+  QCOMPARE(frames.plot()->graphCount(), 8);  // and the two candidates' curves, PSNR and SSIM
+  // Drawn first (behind); PSNR at frame 2 spans the variants: 33 + 2 .. 37 + 2.
+  QCOMPARE(frames.plot()->graph(0)->objectName(), QString("variantBand"));
+  QCOMPARE(band.at(0)->data()->at(2)->value, 35.0);
+  QCOMPARE(band.at(1)->data()->at(2)->value, 39.0);
+  QCOMPARE(band.at(1)->channelFillGraph(), band.at(0));
+
+  StepDriftPlot drift;
+  drift.setData(results, std::nullopt);
+  QCOMPARE(drift.curveCount(), 2);  // the candidates; the variants are the band
+  QCOMPARE(bandGraphs(drift.plot()).size(), 4);
+  QCOMPARE(drift.firstDriftMarkers().size(), 2);
 }
 
 void PlotsTest::plotsViewForwardsSeeksAndExportsPng() {

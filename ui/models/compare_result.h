@@ -57,6 +57,10 @@ struct CompareResult {
   double stepThreshold;  // NaN when absent
   int firstStepOverThreshold = -1;
 
+  // True when the candidate side is a provider variant (a `provider:...` spec): the provider's
+  // own spread, drawn as a band behind the candidates' curves.
+  bool isProviderVariant() const { return candidate.implSpec.startsWith(QLatin1String("provider:")); }
+
   // True when `value` of the named summary column violates the bounds ("psnr_db", "ssim",
   // "temporal_rmse", "audio_rel_l2"); false without bounds or for other columns.
   bool violates(const QString& key, double value) const;

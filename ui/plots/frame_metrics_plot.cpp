@@ -82,7 +82,35 @@ void FrameMetricsPlot::setResults(const QList<CompareResult>& results) {
   double ssimLow = psnrLow, ssimHigh = -psnrLow;
   int colorIndex = 0;
   QCPLegend* legend = m_legend;
+  // The provider variants' spread first, as a band behind the curves.
+  QList<QMap<double, double>> variantPsnr, variantSsim;
   for (const CompareResult& result : results) {
+    if (!result.isProviderVariant()) continue;
+    QMap<double, double> psnr, ssim;
+    for (const FrameMetrics& frame : result.frames) {
+      psnr.insert(frame.index, frame.psnrDb);
+      ssim.insert(frame.index, frame.ssim);
+      if (std::isfinite(frame.psnrDb)) {
+        psnrLow = std::min(psnrLow, frame.psnrDb);
+        psnrHigh = std::max(psnrHigh, frame.psnrDb);
+      }
+      if (std::isfinite(frame.ssim)) {
+        ssimLow = std::min(ssimLow, frame.ssim);
+        ssimHigh = std::max(ssimHigh, frame.ssim);
+      }
+      m_frameCount = std::max(m_frameCount, frame.index + 1);
+    }
+    variantPsnr.append(psnr);
+    variantSsim.append(ssim);
+  }
+  if (!variantPsnr.isEmpty()) {
+    const QString name = tr("provider variants (%1): band").arg(variantPsnr.size());
+    QCPGraph* band = addBand(m_plot, m_psnrRect, name, variantPsnr);
+    addBand(m_plot, m_ssimRect, name, variantSsim);
+    if (band != nullptr) legend->addItem(new QCPPlottableLegendItem(legend, band));
+  }
+  for (const CompareResult& result : results) {
+    if (result.isProviderVariant()) continue;
     QVector<double> x, psnr, ssim;
     for (const FrameMetrics& frame : result.frames) {
       x.append(frame.index);

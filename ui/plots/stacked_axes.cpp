@@ -1,5 +1,8 @@
 #include "ui/plots/stacked_axes.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <qcustomplot.h>
 
 namespace h3p::ui {
@@ -33,6 +36,39 @@ QCPGraph* addCurve(QCustomPlot* plot, QCPAxisRect* rect, const QString& name, co
   graph->setPen(pen);
   graph->setData(x, y, true);
   return graph;
+}
+
+QCPGraph* addBand(QCustomPlot* plot, QCPAxisRect* rect, const QString& name,
+                  const QList<QMap<double, double>>& curves) {
+  QMap<double, std::pair<double, double>> span;  // x -> (low, high)
+  for (const QMap<double, double>& curve : curves) {
+    for (auto it = curve.begin(); it != curve.end(); ++it) {
+      if (!std::isfinite(it.value())) continue;
+      auto found = span.find(it.key());
+      if (found == span.end()) {
+        span.insert(it.key(), {it.value(), it.value()});
+      } else {
+        found->first = std::min(found->first, it.value());
+        found->second = std::max(found->second, it.value());
+      }
+    }
+  }
+  if (span.isEmpty()) return nullptr;
+  QVector<double> x, low, high;
+  for (auto it = span.begin(); it != span.end(); ++it) {
+    x.append(it.key());
+    low.append(it->first);
+    high.append(it->second);
+  }
+  QPen edge(QColor(0x80, 0x80, 0x80));
+  edge.setStyle(Qt::DotLine);
+  QCPGraph* lower = addCurve(plot, rect, name, edge, x, low);
+  QCPGraph* upper = addCurve(plot, rect, name, edge, x, high);
+  lower->setObjectName(QStringLiteral("variantBand"));
+  upper->setObjectName(QStringLiteral("variantBand"));
+  upper->setBrush(QColor(0x80, 0x80, 0x80, 60));
+  upper->setChannelFillGraph(lower);
+  return upper;
 }
 
 }  // namespace h3p::ui

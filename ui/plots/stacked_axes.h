@@ -1,5 +1,7 @@
 #pragma once
 
+#include <QList>
+#include <QMap>
 #include <QString>
 #include <QVector>
 
@@ -28,5 +30,12 @@ StackedAxes stackAxisRects(QCustomPlot* plot, int legendColumns);
 // the graph is owned by `plot`.
 QCPGraph* addCurve(QCustomPlot* plot, QCPAxisRect* rect, const QString& name, const QPen& pen,
                    const QVector<double>& x, const QVector<double>& y);
+
+// The band between the lowest and the highest finite value at each x over `curves` (the provider
+// variants' spread), filled in grey on `rect` behind curves added later: two graphs named
+// `name` with object name "variantBand". Returns the upper one (for a legend entry), or null
+// when no x has a value.
+QCPGraph* addBand(QCustomPlot* plot, QCPAxisRect* rect, const QString& name,
+                  const QList<QMap<double, double>>& curves);
 
 }  // namespace h3p::ui

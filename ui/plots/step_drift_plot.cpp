@@ -81,7 +81,12 @@ StepDriftPlot::StepDriftPlot(QWidget* parent) : QWidget(parent), m_plot(new QCus
   setMinimumSize(320, 240);
 }
 
-int StepDriftPlot::curveCount() const { return m_videoRect->graphs().size(); }
+int StepDriftPlot::curveCount() const {
+  const QList<QCPGraph*> graphs = m_videoRect->graphs();
+  return static_cast<int>(std::count_if(graphs.begin(), graphs.end(), [](const QCPGraph* g) {
+    return g->objectName() != QLatin1String("variantBand");
+  }));
+}
 
 void StepDriftPlot::setData(const QList<CompareResult>& results,
                             const std::optional<DriftSeries>& teacher, double threshold) {
@@ -101,9 +106,32 @@ void StepDriftPlot::setData(const QList<CompareResult>& results,
   Range videoRange, audioRange;
   int lastStep = 0;
 
-  // Free-running drift per comparison (candidate and provider variants).
+  // The provider variants' free-running drift as a band behind the candidates' curves.
+  QList<QMap<double, double>> variantVideo, variantAudio;
+  for (const CompareResult& result : results) {
+    if (!result.isProviderVariant()) continue;
+    QMap<double, double> video, audio;
+    for (const StepDrift& step : result.steps) {
+      video.insert(step.step, logSafe(step.videoRelL2));
+      audio.insert(step.step, logSafe(step.audioRelL2));
+      videoRange.add(step.videoRelL2);
+      audioRange.add(step.audioRelL2);
+      lastStep = std::max(lastStep, step.step);
+    }
+    variantVideo.append(video);
+    variantAudio.append(audio);
+  }
+  if (!variantVideo.isEmpty()) {
+    const QString name = tr("provider variants (%1): band").arg(variantVideo.size());
+    QCPGraph* band = addBand(m_plot, m_videoRect, name, variantVideo);
+    addBand(m_plot, m_audioRect, name, variantAudio);
+    if (band != nullptr) m_legend->addItem(new QCPPlottableLegendItem(m_legend, band));
+  }
+
+  // Free-running drift per comparison (the candidates).
   int colorIndex = 0;
   for (const CompareResult& result : results) {
+    if (result.isProviderVariant()) continue;
     QVector<double> x, video, audio;
     int first = -1;
     for (const StepDrift& step : result.steps) {
