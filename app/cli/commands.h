@@ -38,5 +38,6 @@ void add_resume_check(CLI::App& app, Action& action, const GlobalOptions& global
 void add_adopt(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_slurm(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_plugin_contract(CLI::App& app, Action& action, const GlobalOptions& global);
+void add_preflight(CLI::App& app, Action& action, const GlobalOptions& global);
 
 }  // namespace h3p::cli

@@ -4,7 +4,13 @@
 #include <ATen/Parallel.h>
 #include <ATen/Context.h>
 
+#include <fstream>
+#include <sstream>
 #include <thread>
+
+#ifdef H3P_HAVE_C10_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
 
 #include "core/common/error.h"
 
@@ -31,5 +37,37 @@ void configure_threads() {
 }
 
 std::string describe_device(const at::Device& device) { return device.str(); }
+
+void reset_peak_memory(const at::Device& device) {
+  std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM (Linux 4.0+); ignored elsewhere
+#ifdef H3P_HAVE_C10_CUDA
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index() < 0 ? 0 : device.index());
+#else
+  (void)device;
+#endif
+}
+
+PeakMemory peak_memory(const at::Device& device) {
+  PeakMemory peak;
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) {
+      std::istringstream fields(line.substr(6));
+      std::int64_t kib = 0;
+      fields >> kib;
+      peak.host_bytes = kib * 1024;
+    }
+  }
+#ifdef H3P_HAVE_C10_CUDA
+  if (device.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(
+        device.index() < 0 ? 0 : device.index());
+    peak.device_bytes = stats.allocated_bytes[0].peak;  // aggregate over pools
+  }
+#else
+  (void)device;
+#endif
+  return peak;
+}
 
 }  // namespace h3p::ops
