@@ -1,6 +1,8 @@
 // `h3parity compare`: candidate runs (or video files) against provider runs: per-frame,
-// per-step and summary metrics judged by the bounds fixed at generation; a terminal table,
-// JSON and Markdown. Exit 1 when any comparison fails its bounds.
+// per-step and summary metrics judged by the bounds fixed at generation, and beside them the
+// noise floor (the provider variants of the same seed); a terminal table, JSON and Markdown.
+// Exit 1 when any comparison fails its bounds (the noise-floor verdict never changes it).
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -13,6 +15,7 @@
 #include "core/common/error.h"
 #include "core/io/atomic_file.h"
 #include "core/metrics/compare/compare_output.h"
+#include "core/metrics/compare/noise_floor.h"
 #include "core/metrics/compare/run_compare.h"
 #include "core/metrics/yuv_swscale_exact.h"
 #ifdef H3P_HAVE_MEDIA
@@ -76,7 +79,7 @@ bool lacks_for(const std::vector<std::pair<std::filesystem::path, std::filesyste
 
 void add_compare(CLI::App& app, Action& action, const GlobalOptions& global) {
   struct Options {
-    std::vector<std::string> candidates, providers;
+    std::vector<std::string> candidates, providers, variants;
     std::string json, markdown, contract, work;
     std::string yuv = "swscale";
     bool post_hoc = false;
@@ -96,6 +99,10 @@ void add_compare(CLI::App& app, Action& action, const GlobalOptions& global) {
                   "provider run (or directory of seed-* runs, or video file); several are "
                   "matched to candidates by seed")
       ->required();
+  cmd->add_option("--variant", opt->variants,
+                  "provider variant run (or directory of seed-* runs) measured against the "
+                  "provider of its seed for the noise floor, besides the provider-variant runs "
+                  "found beside the provider run (repeatable)");
   cmd->add_option("--json", opt->json, "write the result as JSON");
   cmd->add_option("--markdown", opt->markdown, "write the result as Markdown");
   cmd->add_option("--contract", opt->contract,
@@ -123,6 +130,10 @@ void add_compare(CLI::App& app, Action& action, const GlobalOptions& global) {
         for (const auto& p : compare::expand_runs(c)) providers.push_back(p);
       }
       const auto pairs = compare::pair_sides(candidates, providers);
+      std::vector<std::filesystem::path> variants;
+      for (const auto& v : opt->variants) {
+        for (const auto& p : compare::expand_runs(v)) variants.push_back(p);
+      }
       if (global.hand_over && lacks_for(pairs, opt->yuv, global)) global.hand_over();
       compare::CompareParams base =
           base_compare_params(global, opt->contract, opt->post_hoc, opt->threads, opt->yuv);
@@ -141,8 +152,24 @@ void add_compare(CLI::App& app, Action& action, const GlobalOptions& global) {
           bar.update((i + f) / pairs.size(), what);
         };
         results.push_back(compare::compare_pair(params));
+        compare::add_noise_floor(results.back(), params, variants);
       }
       bar.finish();
+      // Every --variant must have served some comparison.
+      for (const auto& v : variants) {
+        const bool used = std::any_of(results.begin(), results.end(), [&](const auto& r) {
+          std::error_code e;
+          if (std::filesystem::equivalent(v, r.candidate.path, e)) return true;
+          return r.noise_floor && std::any_of(r.noise_floor->variants.begin(),
+                                              r.noise_floor->variants.end(), [&](const auto& f) {
+                                                return std::filesystem::equivalent(v, f.run, e);
+                                              });
+        });
+        if (!used) {
+          throw InputError("--variant " + v.string() + ": no compared provider run of the same "
+                           "contract and seed");
+        }
+      }
       std::fputs(compare::terminal_table(results).c_str(), stdout);
       if (!opt->json.empty()) {
         io::atomic_write_text(opt->json, compare::to_json(results).dump(2) + "\n");

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   cli::add_compare(app, action, global);
   cli::add_export(app, action, global);
   cli::add_report(app, action, global);
+  cli::add_calibrate(app, action, global);
   cli::add_gate(app, action, global);
   cli::add_resume_check(app, action, global);
   cli::add_adopt(app, action, global);

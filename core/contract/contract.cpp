@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/common/error.h"
+#include "core/contract/field_reader.h"
 #include "core/contract/json_text.h"
 #include "core/io/atomic_file.h"
 #include "core/io/sha256.h"
@@ -18,78 +19,6 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kPresetPrefix = "preset:";
-
-// Reads fields of one JSON object, naming `<file>: field '<prefix><key>'` in every error.
-class FieldReader {
- public:
-  FieldReader(const json& object, std::string file, std::string prefix)
-      : object_(object), file_(std::move(file)), prefix_(std::move(prefix)) {}
-
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-    throw InputError(file_ + ": field '" + prefix_ + key + "': " + what);
-  }
-
-  // Refuses every key not in `allowed`.
-  void refuse_unknown(const std::set<std::string>& allowed) const {
-    for (const auto& [key, value] : object_.items()) {
-      if (!allowed.contains(key)) fail(key, "unknown field");
-    }
-  }
-
-  bool has(const std::string& key) const { return object_.contains(key); }
-
-  const json& require(const std::string& key) const {
-    auto it = object_.find(key);
-    if (it == object_.end()) fail(key, "missing");
-    return *it;
-  }
-
-  std::string string(const std::string& key) const {
-    const json& value = require(key);
-    if (!value.is_string()) fail(key, "must be a string");
-    return value.get<std::string>();
-  }
-
-  std::string non_empty_string(const std::string& key) const {
-    std::string value = string(key);
-    if (value.empty()) fail(key, "must not be empty");
-    return value;
-  }
-
-  std::int64_t integer(const std::string& key, std::int64_t min, std::int64_t max,
-                       const std::string& range_text) const {
-    const json& value = require(key);
-    if (!value.is_number_integer()) fail(key, "must be an integer, " + range_text);
-    if (value.is_number_unsigned() &&
-        value.get<std::uint64_t>() > static_cast<std::uint64_t>(max)) {
-      fail(key, "must be " + range_text);
-    }
-    const std::int64_t result = value.get<std::int64_t>();
-    if (result < min || result > max) fail(key, "must be " + range_text);
-    return result;
-  }
-
-  double number(const std::string& key) const {
-    const json& value = require(key);
-    if (!value.is_number()) fail(key, "must be a number");
-    const double result = value.get<double>();
-    if (!std::isfinite(result)) fail(key, "must be finite");
-    return result;
-  }
-
-  bool boolean(const std::string& key) const {
-    const json& value = require(key);
-    if (!value.is_boolean()) fail(key, "must be true or false");
-    return value.get<bool>();
-  }
-
-  const std::string& file() const { return file_; }
-
- private:
-  const json& object_;
-  std::string file_;
-  std::string prefix_;
-};
 
 bool is_directory_safe(const std::string& name) {
   if (name.empty() || name.front() == '.') return false;
@@ -204,6 +133,12 @@ std::string Contract::describe() const {
       << ", audio_shift " << format_number(audio_shift) << ")\n";
   out << "  bounds: " << bounds.describe() << "\n";
   out << "  require_gate: " << (require_gate ? "true" : "false") << "\n";
+  if (calibration) {
+    out << "  calibration: rule " << calibration->rule << ", " << calibration->variants.size()
+        << " variants on seeds";
+    for (std::uint64_t seed : calibration->seeds) out << " " << seed;
+    out << "\n";
+  }
   return out.str();
 }
 
@@ -214,7 +149,7 @@ Contract parse_contract(const json& value, const std::filesystem::path& source) 
   reader.refuse_unknown({"name", "model", "prompt", "text_tokens", "conditioning_file",
                          "reference_image", "seeds", "frames", "width", "height", "fps",
                          "audio_sample_rate", "sampling_steps", "video_shift", "audio_shift",
-                         "bounds", "require_gate"});
+                         "bounds", "require_gate", "calibration"});
   Contract contract;
   contract.source = source;
 
@@ -275,6 +210,10 @@ Contract parse_contract(const json& value, const std::filesystem::path& source) 
   if (contract.audio_shift <= 0.0) reader.fail("audio_shift", "must be > 0");
   contract.bounds = parse_bounds(reader.require("bounds"), file);
   contract.require_gate = reader.boolean("require_gate");
+  if (reader.has("calibration")) {
+    contract.calibration = parse_calibration(reader.require("calibration"), file, contract.seeds,
+                                             contract.bounds);
+  }
   return contract;
 }
 
@@ -305,6 +244,8 @@ json to_json(const Contract& contract) {
                    {"temporal_rmse_max", contract.bounds.temporal_rmse_max},
                    {"audio_rel_l2_max", contract.bounds.audio_rel_l2_max}};
   out["require_gate"] = contract.require_gate;
+  // Only when present, so that the digest of a contract without one is what it always was.
+  if (contract.calibration) out["calibration"] = to_json(*contract.calibration);
   return out;
 }
 

@@ -6,8 +6,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "core/contract/calibration.h"
 
 namespace h3p::contract {
 
@@ -44,6 +47,9 @@ struct Contract {
   double audio_shift = 0.0;          // > 0
   Bounds bounds;
   bool require_gate = false;     // generation refuses to start without a passed gate
+  // How the bounds were derived from the provider's own spread (`calibrate`); absent in a
+  // contract whose bounds were written by hand. Part of the digest only when present.
+  std::optional<Calibration> calibration;
   std::filesystem::path source;  // the file it was read from; not part of the digest
 
   // True when `model` names a built-in preset ("preset:tiny").

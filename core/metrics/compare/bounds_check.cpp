@@ -24,6 +24,7 @@ BoundsChoice choose_bounds(const std::string& contract_digest, const fs::path& r
     const std::string digest = contract::contract_digest(*given);
     if (contract_digest.empty() || digest == contract_digest) {
       choice.bounds = given->bounds;
+      choice.calibration = given->calibration;
       choice.source = "contract " + given->source.string();
       return choice;
     }
@@ -34,6 +35,7 @@ BoundsChoice choose_bounds(const std::string& contract_digest, const fs::path& r
                        "them as a second, post-hoc rule)");
     }
     choice.bounds = given->bounds;
+    choice.calibration = given->calibration;
     choice.source = "contract " + given->source.string() + " (post-hoc)";
     choice.post_hoc = true;
     return choice;
@@ -45,6 +47,7 @@ BoundsChoice choose_bounds(const std::string& contract_digest, const fs::path& r
       const contract::Contract c = contract::load_contract(file);
       if (contract::contract_digest(c) == contract_digest) {
         choice.bounds = c.bounds;
+        choice.calibration = c.calibration;
         choice.source = "contract " + file.lexically_normal().string();
         return choice;
       }
@@ -53,6 +56,7 @@ BoundsChoice choose_bounds(const std::string& contract_digest, const fs::path& r
   for (const contract::Contract& c : known) {
     if (contract::contract_digest(c) == contract_digest) {
       choice.bounds = c.bounds;
+      choice.calibration = c.calibration;
       choice.source = "contract '" + c.name + "' (built in)";
       return choice;
     }

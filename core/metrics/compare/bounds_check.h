@@ -18,6 +18,8 @@ struct BoundsChoice {
   std::optional<contract::Bounds> bounds;  // none: no pass/fail
   std::string source;                      // where they came from, for the report
   bool post_hoc = false;                   // not the bounds the runs were generated under
+  // How the chosen contract's bounds were calibrated; none for hand-written bounds.
+  std::optional<contract::Calibration> calibration;
 };
 
 // Picks the bounds of a run whose manifest records `contract_digest` (empty for a video file):

@@ -9,6 +9,7 @@
 #include "core/io/atomic_file.h"
 #include "core/io/sha256.h"
 #include "core/metrics/compare/compare_output.h"
+#include "core/metrics/compare/noise_floor.h"
 #include "core/runs/manifest.h"
 #include "core/runs/numerics_segments.h"
 #include "core/runs/run_paths.h"
@@ -98,7 +99,8 @@ ReportResult write_report(const ReportParams& params) {
     pairs.push_back({&r, it->second});
   }
 
-  // 2. Compare each pair; per-comparison JSON under comparisons/.
+  // 2. Compare each pair.
+  std::vector<fs::path> files;  // per-comparison JSON under comparisons/
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const auto& [cand, prov] = pairs[i];
     if (params.progress) {
@@ -111,16 +113,30 @@ ReportResult write_report(const ReportParams& params) {
     try {
       Comparison c = compare_pair(cp);
       const fs::path rel = cand->dir.lexically_relative(root);
-      const fs::path file = out_dir / "comparisons" / (rel.string() + ".json");
-      fs::create_directories(file.parent_path());
-      io::atomic_write_text(file, to_json(c).dump(2) + "\n");
-      cited.insert(file);
+      files.push_back(out_dir / "comparisons" / (rel.string() + ".json"));
       cite_run(cand->dir, cited);
       cite_run(prov->dir, cited);
       result.comparisons.push_back(std::move(c));
     } catch (const InputError& e) {
       result.skipped.push_back(cand->dir.string() + ": " + e.what());
     }
+  }
+  // The noise floor of every other comparison: the provider-variant comparisons of its
+  // provider run (same contract and seed).
+  for (Comparison& c : result.comparisons) {
+    if (is_provider_variant(c.candidate.impl_spec)) continue;
+    std::vector<VariantFigures> variants;
+    for (const Comparison& v : result.comparisons) {
+      if (is_provider_variant(v.candidate.impl_spec) && v.provider.path == c.provider.path) {
+        variants.push_back(variant_figures(v));
+      }
+    }
+    c.noise_floor = make_noise_floor(std::move(variants), c.clip);
+  }
+  for (std::size_t i = 0; i < result.comparisons.size(); ++i) {
+    fs::create_directories(files[i].parent_path());
+    io::atomic_write_text(files[i], to_json(result.comparisons[i]).dump(2) + "\n");
+    cited.insert(files[i]);
   }
   // Analysis files written beside the runs (ablation, drift) are cited too.
   for (const auto& contract : fs::directory_iterator(root)) {
@@ -186,6 +202,26 @@ ReportResult write_report(const ReportParams& params) {
        << "` | " << sources << " |\n";
     plugins.push_back({{"run", r.dir.lexically_relative(root).string()}, {"plugin", p}});
   }
+  // The calibrations the bounds follow (one per calibrated contract).
+  nlohmann::json calibrations = nlohmann::json::array();
+  std::set<std::string> cited_contracts;
+  for (const Comparison& c : result.comparisons) {
+    if (!c.bounds.calibration || !cited_contracts.insert(c.provider.contract_digest).second) continue;
+    const contract::Calibration& cal = *c.bounds.calibration;
+    if (calibrations.empty()) md << "\n## Calibration\n";
+    md << "\nContract `" << c.provider.contract_name << "` (" << c.bounds.source
+       << "): bounds " << c.bounds.bounds->describe() << " follow rule `" << cal.rule
+       << "` from the provider `" << cal.provider << "` and the variants";
+    for (const std::string& v : cal.variants) md << " `" << v << "`";
+    md << " on calibration seeds";
+    for (std::uint64_t seed : cal.seeds) md << " " << seed;
+    md << " (" << cal.runs.size() << " runs, made under contract digest `"
+       << cal.runs_contract_digest.substr(0, 16) << "`). " << cal.rule_text << "\n";
+    calibrations.push_back({{"contract", c.provider.contract_name},
+                            {"contract_digest", c.provider.contract_digest},
+                            {"source", c.bounds.source},
+                            {"calibration", contract::to_json(cal)}});
+  }
   md << "\n" << to_markdown(result.comparisons);
   if (!result.skipped.empty()) {
     md << "\n## Not compared\n\n";
@@ -203,6 +239,8 @@ ReportResult write_report(const ReportParams& params) {
                       {"skipped", result.skipped},
                       {"plugins", plugins},
                       {"numerics", numerics},
+                      {"calibrations", calibrations},
+                      {"noise_floor", noise_floor_table_json(result.comparisons)},
                       {"passed", result.passed() ? nlohmann::json(*result.passed()) : nlohmann::json()}};
   if (result.comparisons.size() == 1) j["comparisons"] = nlohmann::json::array({j["comparisons"]});
   else if (result.comparisons.size() > 1) j["comparisons"] = j["comparisons"]["comparisons"];

@@ -2,7 +2,9 @@
 // `report`: Markdown and JSON evidence for a runs directory. Every run other than the plain
 // provider (candidates and provider variants) is compared with the provider run of the same
 // contract and seed; the result is one qualification table for all seeds and variants, a
-// section per comparison, and SHA256SUMS of every file the report cites (manifests, latents,
+// noise-floor table per seed with provider-variant runs (each candidate beside the variants'
+// range, noise_floor.h), the calibration of every calibrated contract cited, a section per
+// comparison, and SHA256SUMS of every file the report cites (manifests, latents,
 // step sidecars, decoded outputs, per-comparison JSON, analysis files beside the runs, and the
 // report itself), with paths relative to the runs directory so that
 // `cd RUNS && sha256sum -c <out>/SHA256SUMS` checks them.

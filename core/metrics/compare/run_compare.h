@@ -15,6 +15,7 @@
 #include "core/contract/contract.h"
 #include "core/metrics/clip_compare.h"
 #include "core/metrics/compare/bounds_check.h"
+#include "core/metrics/compare/noise_floor.h"
 #include "core/metrics/tensor_diff_result.h"
 
 namespace h3p::compare {
@@ -79,6 +80,8 @@ struct Comparison {
   BoundsChoice bounds;
   std::vector<std::string> failures;       // bounds failed (empty when passed)
   std::vector<std::string> notes;          // what was not computed and why
+  // The provider's own spread on this seed (noise_floor.h); none without variant runs.
+  std::optional<NoiseFloor> noise_floor;
   // True/false against the bounds; nullopt without bounds.
   std::optional<bool> passed() const;
 };
