@@ -9,7 +9,9 @@
 
 #include "core/common/error.h"
 #include "core/io/sha256.h"
+#include "core/ops/device.h"
 #include "core/ops/impl_spec.h"
+#include "core/ops/provider_ops.h"
 #include "core/runs/decoded.h"
 #include "core/runs/manifest.h"
 #include "core/runs/run_paths.h"
@@ -141,11 +143,12 @@ std::string CalibrateParams::describe() const {
 }
 
 std::vector<std::string> default_variants(const std::string& device) {
-  if (device.rfind("cuda", 0) == 0) {
-    return {"provider:attention=flash", "provider:attention=efficient",
-            "provider:attention=cudnn", "provider:attention=math"};
+  // The device's SDPA backends: ops::provider_variants without the GEMM variant.
+  std::vector<std::string> out;
+  for (const std::string& v : ops::provider_variants(ops::resolve_device(device))) {
+    if (v.find("attention=") != std::string::npos) out.push_back(v);
   }
-  return {"provider:attention=math"};
+  return out;
 }
 
 std::vector<std::uint64_t> default_calibration_seeds(const contract::Contract& c) {

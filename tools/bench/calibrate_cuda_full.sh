@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Evidence at the released widths on one GPU, in the order a qualification should take:
+# a full-shape model of LAYERS blocks (random weights), 1344x768x124 with 32 kHz audio, STEPS
+# grid points; `calibrate` measures the provider's variants (VARIANTS, comma-separated) against
+# the provider on calibration seed 100 and writes a contract whose bounds follow the stated rule;
+# then, under that contract, the provider, the candidate and the variants generate seed 42 and
+# `compare` puts the candidate beside the variants' range (the noise floor); `report` last.
+# Writes the calibrated contract, the tables and a timing log to OUT.
+# usage: tools/bench/calibrate_cuda_full.sh H3PARITY OUT [LAYERS] [STEPS] [VARIANTS]
+set -euo pipefail
+cli=${1:?usage: calibrate_cuda_full.sh H3PARITY OUT [LAYERS] [STEPS] [VARIANTS]}
+out=${2:?output directory}
+layers=${3:-4}
+steps=${4:-5}
+variants=${5:-provider:attention=flash,provider:attention=efficient}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=${H3P_WORK:-$(mktemp -d)}
+mkdir -p "$out" "$work"
+log=$out/timing.log
+timed() {  # timed LABEL COMMAND...: runs it, appends "LABEL: N ms" to the log
+  local label=$1 start; shift
+  start=$(date +%s%N)
+  "$@"
+  echo "$label: $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$log"
+}
+: > "$log"
+timed "init-model full-shape, $layers layers" \
+  "$cli" init-model --preset full-shape --layers "$layers" --out "$work/model" > /dev/null
+sed -e "s|\"preset:tiny\"|\"$work/model\"|" -e 's/"width": [0-9]*/"width": 1344/' \
+    -e 's/"height": [0-9]*/"height": 768/' -e "s/\"sampling_steps\": 50/\"sampling_steps\": $steps/" \
+    -e 's/"seeds": \[42, 43, 44\]/"seeds": [42]/' -e 's/"name": "demo"/"name": "full"/' \
+  "$root/resources/contracts/demo.json" > "$work/full.json"
+variant_args=()
+IFS=, read -ra specs <<<"$variants"
+for v in "${specs[@]}"; do variant_args+=(--variant "$v"); done
+timed "calibrate (seed 100: provider and ${#specs[@]} variants)" "$cli" --progress none calibrate \
+  --contract "$work/full.json" --runs "$work/R" --out "$out/full-calibrated.json" \
+  --calibration-seeds 100 --device cuda "${variant_args[@]}" --json "$out/calibration.json" \
+  | tee "$out/calibrate.txt"
+for impl in provider candidate "${specs[@]}"; do
+  timed "generate $impl under the calibrated contract" "$cli" --progress none generate \
+    --contract "$out/full-calibrated.json" --impl "$impl" --seed 42 --runs "$work/R" --device cuda
+done
+status=0
+timed "compare candidate vs provider, with the noise floor" "$cli" --progress none compare \
+  --candidate "$work/R/full-calibrated/candidate/seed-42" \
+  --provider "$work/R/full-calibrated/provider/seed-42" --json "$out/compare.json" \
+  --markdown "$out/compare.md" || status=$?
+echo "compare exit $status (1: a bound failed)" | tee -a "$log"
+du -sh "$work/model" | tee -a "$log"
