@@ -37,6 +37,7 @@ void add_gate(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_resume_check(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_adopt(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_slurm(CLI::App& app, Action& action, const GlobalOptions& global);
+void add_import(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_plugin_contract(CLI::App& app, Action& action, const GlobalOptions& global);
 
 }  // namespace h3p::cli
