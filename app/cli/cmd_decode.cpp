@@ -57,6 +57,10 @@ void add_decode(CLI::App& app, Action& action, const GlobalOptions&) {
       p.options.tiling.enabled = !opt->no_tiling;
       p.options.tiling.tile_height = p.options.tiling.tile_width = opt->tile;
       p.options.tiling.min_overlap_height = p.options.tiling.min_overlap_width = opt->tile_overlap;
+      p.before_decode = [](const std::string& what) {
+        std::printf("%s\n", what.c_str());
+        std::fflush(stdout);
+      };
       const model::DecodeFileResult r = model::decode_file(p);
       if (r.video.defined()) {
         std::printf("video %s in %.2f s\n", c10::str(r.video.sizes()).c_str(), r.video_seconds);

@@ -89,8 +89,14 @@ void add_generate(CLI::App& app, Action& action, const GlobalOptions& global) {
                    "step " + std::to_string(e.step + 1) + "/" + std::to_string(e.num_calls) +
                        (e.replayed ? " (replayed)" : ""));
       };
+      params.on_decode = [&](const std::string& what) {
+        bar.finish();
+        std::printf("%s\n", what.c_str());
+        std::fflush(stdout);
+      };
       const runs::GenerateResult r = runs::generate_run(params, candidate_ops());
       bar.finish();
+      if (!r.decoded) std::printf("not decoded: the model has no video decoder (vae/)\n");
       std::printf("%s: %d calls, %d replayed from disk, %d computed%s\n",
                   r.run_dir.string().c_str(), r.num_calls, r.replayed, r.computed,
                   r.verified_last_step ? ", last saved step verified bitwise" : "");

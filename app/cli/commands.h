@@ -38,6 +38,7 @@ void add_resume_check(CLI::App& app, Action& action, const GlobalOptions& global
 void add_adopt(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_slurm(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_calibrate(CLI::App& app, Action& action, const GlobalOptions& global);
+void add_import(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_plugin_contract(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_preflight(CLI::App& app, Action& action, const GlobalOptions& global);
 

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   cli::add_resume_check(app, action, global);
   cli::add_adopt(app, action, global);
   cli::add_slurm(app, action, global);
+  cli::add_import(app, action, global);
   cli::add_plugin_contract(app, action, global);
   cli::add_preflight(app, action, global);
   // LibTorch's errors carry a C++ backtrace in what(); report the message alone.

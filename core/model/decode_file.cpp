@@ -1,5 +1,7 @@
 #include "core/model/decode_file.h"
 
+#include "core/model/decode_estimate.h"
+
 #include <ATen/ATen.h>
 
 #include <chrono>
@@ -44,6 +46,11 @@ DecodeFileResult decode_file(const DecodeFileParams& p) {
   const at::Tensor audio_latents = optional_tensor(file, "audio_latents");
   if (!latents.defined() && !audio_latents.defined()) {
     throw_input(p.latents.string(), "holds neither 'latents' nor 'audio_latents'");
+  }
+  if (p.before_decode) {
+    p.before_decode(describe_decode(
+        p.model, latents.defined() ? latents.sizes().vec() : std::vector<int64_t>{},
+        audio_latents.defined() ? audio_latents.sizes().vec() : std::vector<int64_t>{}, device));
   }
   const Decoders decoders =
       load_decoders(p.model, device, latents.defined(), audio_latents.defined());

@@ -5,6 +5,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -18,6 +19,9 @@ struct DecodeFileParams {
   std::filesystem::path out;      // output safetensors (written atomically)
   std::string device = "cpu";     // cpu | cuda[:N]
   DecodeOptions options;
+  // Hears, before the decoders load, what is decoded and on a CPU how long it should take
+  // (decode_estimate.h describe_decode); may be empty.
+  std::function<void(const std::string&)> before_decode;
 
   // One "key: value" per line, for manifests and logs.
   std::string describe() const;

@@ -4,6 +4,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
@@ -77,24 +78,76 @@ void write_component(const std::filesystem::path& cdir, const std::vector<VaePar
   io::atomic_write_text(cdir / "config.json", config.dump(2) + "\n");
 }
 
+int64_t parameter_count(const std::vector<VaeParamSpec>& specs) {
+  int64_t n = 0;
+  for (const VaeParamSpec& spec : specs) {
+    int64_t numel = 1;
+    for (int64_t d : spec.shape) numel *= d;
+    n += numel;
+  }
+  return n;
+}
+
+// The configs as written (latent statistics drawn first from each VAE's generator), with the
+// generators positioned where the weights are drawn from.
+struct SeededConfigs {
+  VideoVaeConfig vae;
+  AudioVaeConfig audio;
+  at::Generator video_gen, audio_gen;
+};
+
+SeededConfigs seeded_configs(const DecoderPreset& preset, uint64_t seed) {
+  SeededConfigs s{preset.vae, preset.audio_vae,
+                  at::detail::createCPUGenerator(seed + kVideoSeedOffset),
+                  at::detail::createCPUGenerator(seed + kAudioSeedOffset)};
+  draw_stats(s.vae.latents_mean, s.vae.latents_std, s.vae.latent_channels, s.video_gen);
+  s.vae.validate("decoder preset " + preset.name);
+  draw_stats(s.audio.latents_mean, s.audio.latents_std, s.audio.latent_channels, s.audio_gen);
+  s.audio.validate("decoder preset " + preset.name);
+  return s;
+}
+
 }  // namespace
 
 std::filesystem::path init_decoders(const std::filesystem::path& dir, const DecoderPreset& preset,
                                     uint64_t seed) {
-  VideoVaeConfig vae = preset.vae;
-  at::Generator video_gen = at::detail::createCPUGenerator(seed + kVideoSeedOffset);
-  draw_stats(vae.latents_mean, vae.latents_std, vae.latent_channels, video_gen);
-  vae.validate("decoder preset " + preset.name);
-  write_component(dir / "vae", video_vae_parameter_specs(vae), video_gen,
-                  video_vae_config_to_json(vae), preset.name, seed + kVideoSeedOffset);
-
-  AudioVaeConfig audio = preset.audio_vae;
-  at::Generator audio_gen = at::detail::createCPUGenerator(seed + kAudioSeedOffset);
-  draw_stats(audio.latents_mean, audio.latents_std, audio.latent_channels, audio_gen);
-  audio.validate("decoder preset " + preset.name);
-  write_component(dir / "audio_vae", audio_vae_parameter_specs(audio), audio_gen,
-                  audio_vae_config_to_json(audio), preset.name, seed + kAudioSeedOffset);
+  SeededConfigs s = seeded_configs(preset, seed);
+  write_component(dir / "vae", video_vae_parameter_specs(s.vae), s.video_gen,
+                  video_vae_config_to_json(s.vae), preset.name, seed + kVideoSeedOffset);
+  write_component(dir / "audio_vae", audio_vae_parameter_specs(s.audio), s.audio_gen,
+                  audio_vae_config_to_json(s.audio), preset.name, seed + kAudioSeedOffset);
   return dir / "vae";
+}
+
+nlohmann::json decoders_plan(const DecoderPreset& preset, uint64_t seed) {
+  const SeededConfigs s = seeded_configs(preset, seed);
+  return {{"vae", video_vae_config_to_json(s.vae)},
+          {"audio_vae", audio_vae_config_to_json(s.audio)},
+          {"parameters",
+           {{"vae", parameter_count(video_vae_parameter_specs(s.vae))},
+            {"audio_vae", parameter_count(audio_vae_parameter_specs(s.audio))}}}};
+}
+
+std::string describe_decoder_preset(const std::string& name) {
+  const DecoderPreset preset = find_decoder_preset(name);
+  auto size = [](int64_t params) {
+    char buf[96];
+    if (params >= 100'000'000) {
+      std::snprintf(buf, sizeof buf, "%.2f B parameters, %.1f GB in fp32", params / 1e9,
+                    params * 4 / 1e9);
+    } else {
+      std::snprintf(buf, sizeof buf, "%.2f M parameters, %.1f MB in fp32", params / 1e6,
+                    params * 4 / 1e6);
+    }
+    return std::string(buf);
+  };
+  return "decoders " + name + " (" + preset.description + "): video VAE " +
+         std::to_string(preset.vae.decoder_dim()) + " wide, " +
+         std::to_string(preset.vae.decoder_num_layers) + " blocks, " +
+         size(parameter_count(video_vae_parameter_specs(preset.vae))) + "; audio VAE " +
+         std::to_string(preset.audio_vae.decoder_dim) + " channels, " +
+         std::to_string(preset.audio_vae.decoder_rates.size()) + " upsampling stages, " +
+         size(parameter_count(audio_vae_parameter_specs(preset.audio_vae)));
 }
 
 }  // namespace h3p::model

@@ -4,6 +4,8 @@
 // from_pretrained loads them) with seeded weights.
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/model/presets.h"
 
@@ -19,5 +21,13 @@ namespace h3p::model {
 // the configs. Returns `<dir>/vae`.
 std::filesystem::path init_decoders(const std::filesystem::path& dir, const DecoderPreset& preset,
                                     uint64_t seed);
+
+// What init_decoders writes, without writing: {"vae": config.json, "audio_vae": config.json,
+// "parameters": {"vae": count, "audio_vae": count}} (the configs byte for byte as written).
+nlohmann::json decoders_plan(const DecoderPreset& preset, uint64_t seed);
+
+// One line for the log: the preset, its widths, each VAE's parameter count and fp32 size.
+// Throws InputError for an unknown name.
+std::string describe_decoder_preset(const std::string& name);
 
 }  // namespace h3p::model

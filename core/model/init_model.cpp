@@ -57,4 +57,25 @@ std::filesystem::path init_model(const std::filesystem::path& dir, const InitMod
   return tdir;
 }
 
+nlohmann::json init_model_plan(const InitModelParams& params) {
+  int64_t count = 0;
+  for (const ParamSpec& spec : parameter_specs(params.preset.config)) {
+    int64_t numel = 1;
+    for (int64_t d : spec.shape) numel *= d;
+    count += numel;
+  }
+  nlohmann::json plan = {{"transformer", transformer_config_to_json(params.preset.config)},
+                         {"vae", nullptr},
+                         {"audio_vae", nullptr},
+                         {"parameters", {{"transformer", count}}}};
+  if (params.decoders != "none") {
+    const nlohmann::json d = decoders_plan(find_decoder_preset(params.decoders), params.seed);
+    plan["vae"] = d["vae"];
+    plan["audio_vae"] = d["audio_vae"];
+    plan["parameters"]["vae"] = d["parameters"]["vae"];
+    plan["parameters"]["audio_vae"] = d["parameters"]["audio_vae"];
+  }
+  return plan;
+}
+
 }  // namespace h3p::model

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/model/presets.h"
@@ -26,5 +27,9 @@ struct InitModelParams {
 // 1 + N(0, 0.05²). Returns the transformer directory.
 std::filesystem::path init_model(const std::filesystem::path& dir, const InitModelParams& params,
                                  const std::function<void(double)>& progress = {});
+
+// What init_model writes, without writing: {"transformer": config.json, "vae", "audio_vae":
+// config.json or null under decoders "none", "parameters": {"transformer", "vae", "audio_vae"}}.
+nlohmann::json init_model_plan(const InitModelParams& params);
 
 }  // namespace h3p::model

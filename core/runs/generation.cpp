@@ -32,6 +32,7 @@
 #include "core/runs/run_lock.h"
 #include "core/runs/run_inputs.h"
 #include "core/runs/run_paths.h"
+#include "core/runs/run_setup.h"
 #include "core/runs/step_store.h"
 #include "core/sampling/denoise_loop.h"
 
@@ -41,33 +42,6 @@ namespace {
 
 double rms(const at::Tensor& t) {
   return t.numel() == 0 ? 0.0 : std::sqrt(t.to(at::kDouble).pow(2).mean().item<double>());
-}
-
-std::string write_tensors(const fs::path& file, const std::vector<io::NamedTensor>& tensors,
-                          const std::map<std::string, std::string>& metadata = {}) {
-  std::vector<at::Tensor> holder;
-  return io::write_safetensors(file, io::make_records(tensors, holder), metadata);
-}
-
-// Decodes the final latents with the model's decoders into RUN/decoded/ (runs::write_decoded).
-// Returns false when the model has no video decoder (the latents are the run's final output).
-bool decode_outputs(const GenerateParams& p, const RunPaths& paths, const fs::path& model_dir,
-                    const sampling::FinalLatents& latents, const at::Device& device,
-                    bool latents_changed) {
-  const bool has_video = fs::exists(model_dir / "vae" / "config.json");
-  const bool has_audio = fs::exists(model_dir / "audio_vae" / "config.json");
-  if (!has_video) return false;  // frames are what a decoded run is made of
-  if (!latents_changed && fs::exists(decoded_dir(paths) / "frames.json")) return true;
-  const model::Decoders decoders = model::load_decoders(model_dir, device, true, has_audio);
-  const at::Tensor video = model::decode_video(*decoders.video, latents.video.to(device)).cpu();
-  at::Tensor audio;
-  int sample_rate = p.contract.audio_sample_rate;
-  if (decoders.audio) {
-    audio = model::decode_audio(*decoders.audio, latents.audio.to(device)).cpu();
-    sample_rate = static_cast<int>(decoders.audio->config().sampling_rate);
-  }
-  write_decoded(paths, video, audio, p.contract.fps, sample_rate);
-  return true;
 }
 
 }  // namespace
@@ -129,13 +103,8 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
 
   // 2. The request: geometry, conditioning, plan.
   const contract::Contract& c = p.contract;
-  const sampling::Geometry geometry = sampling::resolve_geometry(c.frames, c.height, c.width, c.fps);
-  const sampling::Conditioning conditioning =
-      c.conditioning_file.empty()
-          ? sampling::synthesize_conditioning(c.prompt, c.text_tokens, loaded.config.text_dim)
-          : sampling::load_conditioning(c.conditioning_path(), loaded.config.text_dim);
-  const sampling::SamplingPlan plan = sampling::make_plan(
-      geometry, conditioning, c.sampling_steps, c.video_shift, c.audio_shift);
+  const sampling::Conditioning conditioning = contract_conditioning(c, loaded.config.text_dim);
+  const sampling::SamplingPlan plan = contract_plan(c, conditioning);
   const auto plugin = ops::plugin::plugin_identity_for(spec);
   const nlohmann::json plugin_json =
       plugin ? ops::plugin::plugin_identity_to_json(*plugin) : nlohmann::json();
@@ -171,8 +140,7 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
   expected.environment["ops"] = spec.describe();
   // Where the model lives, for tools that read the run later; location-free for presets so
   // that runs made under different runs directories stay byte-identical.
-  expected.environment["model"] =
-      c.model_is_preset() ? c.model : fs::absolute(transformer_dir).lexically_normal().string();
+  expected.environment["model"] = model_record(c, transformer_dir);
   if (!gate.is_null()) expected.environment["gate"] = gate;
   if (const std::string fused = calls.fused_description(); !fused.empty()) {
     expected.environment["fused_call"] = fused;
@@ -192,25 +160,14 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
     check_digest(paths.conditioning(), existing.conditioning_digest, paths.manifest());
     noise = read_noise(paths.noise(), plan.keyframe_shapes.size());
   } else {
-    noise = sampling::draw_initial_noise(
-        p.seed, plan.keyframe_shapes,
-        {1, sampling::kLatentChannels, geometry.num_latent_frames, geometry.latent_height,
-         geometry.latent_width},
-        {plan.layout.audio_indices.size(0), sampling::kAudioLatentChannels});
-    expected.noise_digest = write_tensors(paths.noise(), noise_tensors(noise),
-                                          {{"seed", std::to_string(p.seed)}});
-    expected.conditioning_digest = write_tensors(paths.conditioning(),
-                                                 conditioning_tensors(conditioning),
-                                                 {{"source", conditioning.source}});
+    noise = draw_run_noise(plan, p.seed);
+    write_run_inputs(paths, noise, conditioning, p.seed, expected);
     write_manifest(paths.manifest(), expected);
     segments = read_segments(paths, expected);
   }
   // The contract itself (canonical JSON; its digest is the manifest's contract_digest), so
   // tools that read the run later find the bounds fixed before generation.
-  const fs::path contract_file = paths.root() / "contract.json";
-  if (!fs::exists(contract_file)) {
-    io::atomic_write_text(contract_file, contract::to_json(c).dump(2) + "\n");
-  }
+  write_run_contract(paths, c);
 
   // 5. Replay what is saved, checking each call's inputs against its sidecar.
   StepStore store(paths, spec.text);
@@ -324,19 +281,14 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
 
   // 7. Final latents, written when missing or different (a fresh file is byte-identical).
   const sampling::FinalLatents latents = sampling::final_latents(plan, state);
-  const std::vector<io::NamedTensor> named = {{"latents", latents.video},
-                                              {"audio_latents", latents.audio}};
-  std::vector<at::Tensor> holder;
-  const std::string wanted = io::sha256_hex(io::encode_safetensors(io::make_records(named, holder)));
-  const bool latents_changed =
-      !fs::exists(paths.latents()) || io::sha256_file(paths.latents()) != wanted;
-  if (latents_changed) write_tensors(paths.latents(), named);
+  const bool latents_changed = write_final_latents(paths, latents);
 
   result.segments = describe_segments(segments, std::min(store.count_complete(), plan.num_calls()));
 
   // 8. Decoded video and audio, when the model has its decoders (vae/, audio_vae/); decoded
   // again only when the latents changed or the decoded files are incomplete.
-  result.decoded = decode_outputs(p, paths, model_dir, latents, device, latents_changed);
+  result.decoded = decode_run_outputs(paths, model_dir, latents, device, c.fps,
+                                      c.audio_sample_rate, latents_changed, p.on_decode);
   return result;
 }
 

@@ -48,6 +48,9 @@ struct GenerateParams {
   // Slurm task records it at every start).
   std::function<void(const nlohmann::json&)> on_numerics;
   std::function<void(const StepEvent&)> on_step;         // called after every step
+  // Called once before the final latents are decoded, with what is decoded and, on CPU, how
+  // long it should take (runs::decode_run_outputs).
+  std::function<void(const std::string&)> on_decode;
   const std::atomic<bool>* stop_requested = nullptr;     // checked between steps
   // Contracts with require_gate: the gate result to check (empty: gate.json next to the
   // model) and the override that starts without one; what was used is recorded in the

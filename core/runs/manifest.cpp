@@ -173,6 +173,33 @@ std::string environment_string(const Manifest& manifest, const char* key) {
                                                              : std::string();
 }
 
+// The `imported` object: label and source strings, files an array of {file, sha256}.
+json imported_from_json(const json& v, const std::string& context) {
+  if (!v.is_object()) fail(context, "imported", "must be an object");
+  static const std::set<std::string> allowed = {"label", "source", "files"};
+  for (const auto& [key, item] : v.items()) {
+    if (!allowed.contains(key)) fail(context, "imported." + key, "unknown field");
+  }
+  for (const char* key : {"label", "source"}) {
+    if (!v.contains(key) || !v.at(key).is_string()) {
+      fail(context, std::string("imported.") + key, "must be a string");
+    }
+  }
+  if (!v.contains("files") || !v.at("files").is_array()) {
+    fail(context, "imported.files", "must be an array");
+  }
+  for (std::size_t i = 0; i < v.at("files").size(); ++i) {
+    const json& f = v.at("files")[i];
+    const std::string field = "imported.files[" + std::to_string(i) + "]";
+    if (!f.is_object() || f.size() != 2 || !f.contains("file") || !f.at("file").is_string() ||
+        !f.contains("sha256") || !f.at("sha256").is_string() ||
+        !is_sha256_hex(f.at("sha256").get<std::string>())) {
+      fail(context, field, "must be {file: string, sha256: lower-case hex SHA-256}");
+    }
+  }
+  return v;
+}
+
 }  // namespace
 
 json manifest_to_json(const Manifest& manifest) {
@@ -187,6 +214,7 @@ json manifest_to_json(const Manifest& manifest) {
           {"noise_digest", manifest.noise_digest},
           {"conditioning_digest", manifest.conditioning_digest}};
   if (!manifest.plugin.is_null()) out["plugin"] = manifest.plugin;
+  if (!manifest.imported.is_null()) out["imported"] = manifest.imported;
   return out;
 }
 
@@ -195,7 +223,7 @@ Manifest manifest_from_json(const json& value, const std::string& context) {
   static const std::set<std::string> allowed = {
       "format_version", "contract_name", "contract_digest", "impl_spec",    "seed",
       "identity",       "environment",   "params",          "noise_digest", "conditioning_digest",
-      "plugin"};
+      "plugin",         "imported"};
   for (const auto& [key, item] : value.items()) {
     if (!allowed.contains(key)) fail(context, key, "unknown field");
   }
@@ -231,6 +259,9 @@ Manifest manifest_from_json(const json& value, const std::string& context) {
       fail(context, "plugin.library_sha256", "must be a lower-case hex SHA-256");
     }
     manifest.plugin = *it;
+  }
+  if (auto it = value.find("imported"); it != value.end()) {
+    manifest.imported = imported_from_json(*it, context);
   }
   return manifest;
 }

@@ -30,13 +30,18 @@ struct Manifest {
   // library, library_sha256, argument, name, version, abi_version, sources, groups); null
   // when no group runs a plugin. Part of what the run is bound to.
   nlohmann::json plugin;
+  // A run made elsewhere and brought in by `h3parity import` (runs/import_run.h): label,
+  // source (the call-file directory as given), files (each call file's name and SHA-256, in
+  // step order); null for runs generated here. Its impl_spec is then "import:<label>".
+  nlohmann::json imported;
 
   bool operator==(const Manifest&) const = default;
 };
 
 // The JSON form: keys format_version, contract_name, contract_digest, impl_spec, seed,
-// identity, environment, params, noise_digest, conditioning_digest, and plugin where a plugin
-// ran (absent otherwise, so manifests of runs without plugins are unchanged).
+// identity, environment, params, noise_digest, conditioning_digest, plugin where a plugin
+// ran and imported for an imported run (each absent otherwise, so manifests of other runs are
+// unchanged).
 nlohmann::json manifest_to_json(const Manifest& manifest);
 
 // Validates and converts; `context` (the file) prefixes every error:

@@ -1,0 +1,141 @@
+#include "core/model/decode_estimate.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include "core/common/error.h"
+
+namespace h3p::model {
+namespace {
+
+// Windows along one spatial axis of `length` pixels: tiles of 256 px overlapping >= 64 px.
+int64_t tiles_along(int64_t length) {
+  const int64_t tile = 256, overlap = 64;
+  if (length <= tile) return 1;
+  return (length - overlap + (tile - overlap) - 1) / (tile - overlap);
+}
+
+std::string duration_text(double seconds) {
+  char buf[64];
+  if (seconds < 120) {
+    std::snprintf(buf, sizeof buf, "%.0f s", std::max(seconds, 1.0));
+  } else if (seconds < 2 * 3600) {
+    std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
+  }
+  return buf;
+}
+
+}  // namespace
+
+double video_decode_gflop(const VideoVaeConfig& c, const std::vector<int64_t>& latents) {
+  if (latents.size() != 5) return 0;
+  const int64_t T = latents[2], h = latents[3], w = latents[4], r = c.spatial_ratio();
+  const int64_t tile_latents = std::min<int64_t>(256 / r, std::max(h, w));
+  const int64_t chunk = c.tokens_chunk_size();
+  const int64_t step = std::max<int64_t>(1, chunk - c.token_overlap());
+  const int64_t chunks = T <= chunk ? 1 : (T - chunk + step - 1) / step + 1;
+  const int64_t windows = tiles_along(h * r) * tiles_along(w * r) * chunks;
+  const double tokens_per_window =
+      static_cast<double>(std::min(T, chunk)) * std::min(h, tile_latents) *
+          std::min(w, tile_latents) + c.decoder_num_register_tokens + 1;
+  const double D = static_cast<double>(c.decoder_dim());
+  const double F = D * static_cast<double>(c.decoder_ffn_mult);
+  // Per token and block: q, k, v, out (4 D^2), SwiGLU in (2 F D) and out (F D), attention
+  // scores and values (2 S D); 2 FLOP per multiply-add.
+  const double per_block = 2 * (4 * D * D + 3 * F * D + 2 * tokens_per_window * D);
+  const double head = 2 * D * static_cast<double>(c.out_channels * r * r * c.temporal_ratio());
+  return windows * tokens_per_window * (per_block * c.decoder_num_layers + head) / 1e9;
+}
+
+double audio_decode_gflop(const AudioVaeConfig& c, const std::vector<int64_t>& latents) {
+  if (latents.size() != 3) return 0;
+  const double batch = static_cast<double>(latents[0]);
+  double length = static_cast<double>(latents[2]);
+  double channels = static_cast<double>(c.decoder_dim);
+  double kernel_sum = 0;
+  for (int64_t k : c.resblock_kernel_sizes) kernel_sum += static_cast<double>(k);
+  double macs = length * channels * c.latent_channels;  // input convolutions
+  for (std::size_t i = 0; i < c.decoder_rates.size(); ++i) {
+    const double out_channels = static_cast<double>(c.stage_channels(i));
+    length *= static_cast<double>(c.decoder_rates[i]);
+    // The upsampling convolution, then per resblock kernel k two convolutions per dilation.
+    macs += length * channels * out_channels *
+            static_cast<double>(c.decoder_kernel_sizes[i]) / c.decoder_rates[i];
+    macs += length * out_channels * out_channels * kernel_sum * 2 *
+            static_cast<double>(c.resblock_dilation_sizes.front().size());
+    channels = out_channels;
+  }
+  return 2 * batch * macs / 1e9;
+}
+
+double measure_cpu_gflops() {
+  const at::Tensor a = at::randn({1024, 1024}), b = at::randn({1024, 1024});
+  double best = 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    const at::Tensor c = at::matmul(a, b);
+    (void)c.sum().item<float>();
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = std::max(best, 2.0 * 1024 * 1024 * 1024 / s / 1e9);
+  }
+  return best;
+}
+
+std::string describe_decode(const std::filesystem::path& model_dir,
+                            const std::vector<int64_t>& video_latents,
+                            const std::vector<int64_t>& audio_latents, const at::Device& device) {
+  std::ostringstream out;
+  double gflop = 0;
+  // `model_dir` may also be the component directory itself (resolve_vae_dir).
+  auto config_of = [&](auto resolve) {
+    try {
+      return resolve(model_dir) / "config.json";
+    } catch (const InputError&) {
+      return std::filesystem::path();
+    }
+  };
+  const auto vae = config_of(resolve_vae_dir);
+  const auto audio_vae = config_of(resolve_audio_vae_dir);
+  std::vector<std::string> parts;
+  if (!video_latents.empty() && !vae.empty() && std::filesystem::exists(vae)) {
+    const VideoVaeConfig c = load_video_vae_config(vae);
+    const double g = video_decode_gflop(c, video_latents);
+    gflop += g;
+    std::ostringstream part;
+    part << "video latents " << at::IntArrayRef(video_latents) << " (" << c.decoder_dim()
+         << "-wide " << c.decoder_num_layers << "-block decoder, " << static_cast<int64_t>(g)
+         << " GFLOP)";
+    parts.push_back(part.str());
+  }
+  if (!audio_latents.empty() && !audio_vae.empty() && std::filesystem::exists(audio_vae)) {
+    const AudioVaeConfig c = load_audio_vae_config(audio_vae);
+    const double g = audio_decode_gflop(c, audio_latents);
+    gflop += g;
+    std::ostringstream part;
+    part << "audio latents " << at::IntArrayRef(audio_latents) << " (" << c.decoder_dim
+         << "-channel BigVGAN, " << static_cast<int64_t>(g) << " GFLOP)";
+    parts.push_back(part.str());
+  }
+  out << "decoding " << (parts.empty() ? std::string("nothing") : parts.front());
+  if (parts.size() > 1) out << " and " << parts.back();
+  out << " on " << device.str();
+  if (device.is_cpu()) {
+    const double rate = measure_cpu_gflops();
+    // Decoders reach about half of a large matmul's rate on these CPUs (attention, convolutions).
+    const double seconds = gflop / (0.5 * rate);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.0f", rate);
+    out << ": about " << duration_text(seconds) << " (this CPU: " << buf
+        << " GFLOP/s on a 1024^3 matmul)";
+  }
+  return out.str();
+}
+
+}  // namespace h3p::model
