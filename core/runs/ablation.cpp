@@ -139,8 +139,13 @@ AblationResult run_ablation(const AblationParams& params, const ops::OpSetPtr& c
   // The specs replayed, in table order: the candidate run's own spec (the built-in candidate
   // or a plugin), then that spec with each group it runs swapped back to the provider.
   const ops::ImplSpec base = ops::ImplSpec::parse(result.candidate_spec);
+  // An imported provider run (import:LABEL) was computed elsewhere: its replay row is this
+  // binary's provider against it (for a diffusers recording, the provider against diffusers).
+  const bool imported = !provider.manifest().imported.is_null();
   std::vector<std::pair<std::string, std::string>> specs = {
-      {result.provider_spec, "provider replay (must be bitwise equal)"},
+      {imported ? std::string("provider") : result.provider_spec,
+       imported ? "provider against the imported run " + result.provider_spec
+                : std::string("provider replay (must be bitwise equal)")},
       {base.text, "candidate run's spec, every group as it ran"}};
   const std::vector<ops::Group> groups =
       params.groups.empty() ? std::vector<ops::Group>(ops::kAllGroups.begin(), ops::kAllGroups.end())

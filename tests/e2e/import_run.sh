@@ -2,7 +2,8 @@
 # e2e: `h3parity import` round trip and refusals. A provider run of the demo contract (4 grid
 # points) is imported from its own steps/ as an external run: the imported steps carry the same
 # input digests, the latents are byte-identical, compare finds them identical with the import on
-# either side, report lists it as imported, ablate takes it as the provider side. A recorded
+# either side, report lists it as imported, ablate takes it as the provider side (every step,
+# and step 0's table with this provider against the import). A recorded
 # input tampered with (or a velocity, which moves the next step's input) is refused naming the
 # step file and field, and nothing is written; so are a missing directory, a truncated file, a
 # gap in the step numbering, too few files, a bad label, a foreign seed and an existing import.
@@ -83,6 +84,16 @@ import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])
 assert len(a["steps"]) == 3 and a["steps"] == b["steps"], (a, b)
 assert all(row["teacher_forced"]["video_rel_l2"] > 0 for row in a["steps"]), a
+PY
+# The step-0 table against the import: its first row is this binary's provider against the
+# imported run (bitwise here, the import being this provider's own calls).
+"$H3P_CLI" --progress none ablate --provider $I --candidate $C --step 0 --groups attention \
+  --variants none --json abl-step0.json >/dev/null || fail "ablate --step 0 with the import exited $?"
+python3 - abl-step0.json <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert rows[0]["impl_spec"] == "provider" and "import:diffusers" in rows[0]["what"], rows[0]
+assert rows[0]["video"]["bitwise_equal"] and rows[0]["audio"]["bitwise_equal"], rows[0]
 PY
 
 # 5. Refusals: exit 2, the file and field named, nothing written.
