@@ -13,11 +13,7 @@ nvidia-smi -L >/dev/null 2>&1 || { echo "no CUDA device: skipped"; exit 77; }
 
 frames=22 width=128 height=96
 if [[ ${H3P_ABLATE_GEOMETRY:-} == full ]]; then frames=124 width=1344 height=768; fi
-sed -e 's/"preset:tiny"/"preset:full-shape"/' -e "s/\"frames\": 124/\"frames\": $frames/" \
-    -e "s/\"width\": [0-9]*/\"width\": $width/" -e "s/\"height\": [0-9]*/\"height\": $height/" \
-    -e 's/"sampling_steps": 50/"sampling_steps": 5/' -e 's/"seeds": \[42, 43, 44\]/"seeds": [7]/' \
-    -e 's/"name": "demo"/"name": "abl"/' \
-  "$H3P_SOURCE_DIR/resources/contracts/demo.json" > c.json
+full_shape_contract abl $frames $width $height 5 > c.json
 # The built-in candidate with the groups the CUDA plugin provides, the rest from the provider.
 same_groups=candidate:adaln=provider,norm=provider,qk_norm=provider,rope=provider
 plugin=plugin:h3p_cuda_candidate:rest=provider

@@ -22,3 +22,13 @@ plugin_test_setup() {
   bad=$H3P_BINARY_DIR/tests/core/ops/plugins
   gen() { "$H3P_CLI" --progress none generate --contract c.json --seed 42 --runs "$1" --impl "$2"; }
 }
+
+# The demo contract on the full-shape preset (released widths, one layer), seed 7, written to
+# stdout: `full_shape_contract NAME FRAMES WIDTH HEIGHT GRID_POINTS > c.json`.
+full_shape_contract() {
+  sed -e 's/"preset:tiny"/"preset:full-shape"/' -e "s/\"frames\": 124/\"frames\": $2/" \
+      -e "s/\"width\": [0-9]*/\"width\": $3/" -e "s/\"height\": [0-9]*/\"height\": $4/" \
+      -e "s/\"sampling_steps\": 50/\"sampling_steps\": $5/" -e 's/"seeds": \[42, 43, 44\]/"seeds": [7]/' \
+      -e "s/\"name\": \"demo\"/\"name\": \"$1\"/" \
+    "$H3P_SOURCE_DIR/resources/contracts/demo.json"
+}

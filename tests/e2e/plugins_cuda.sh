@@ -12,11 +12,7 @@ nvidia-smi -L >/dev/null 2>&1 || { echo "no CUDA device: skipped"; exit 77; }
 
 frames=22 width=128 height=96 steps=5
 if [[ ${H3P_PLUGIN_GEOMETRY:-} == full ]]; then frames=124 width=1344 height=768; fi
-sed -e 's/"preset:tiny"/"preset:full-shape"/' -e "s/\"frames\": 124/\"frames\": $frames/" \
-    -e "s/\"width\": [0-9]*/\"width\": $width/" -e "s/\"height\": [0-9]*/\"height\": $height/" \
-    -e "s/\"sampling_steps\": 50/\"sampling_steps\": $steps/" -e 's/"seeds": \[42, 43, 44\]/"seeds": [7]/' \
-    -e 's/"name": "demo"/"name": "plugcuda"/' \
-  "$H3P_SOURCE_DIR/resources/contracts/demo.json" > c.json
+full_shape_contract plugcuda $frames $width $height $steps > c.json
 spec=plugin:h3p_cuda_candidate:rest=provider
 run=R/plugcuda/plugin@h3p_cuda_candidate@rest=provider/seed-7
 for impl in provider "$spec"; do

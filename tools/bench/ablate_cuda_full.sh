@@ -13,23 +13,12 @@ out=${2:?output directory}
 layers=${3:-8}
 steps=${4:-13}
 variants=${5:-provider:attention=flash,provider:attention=efficient}
-root=$(cd "$(dirname "$0")/../.." && pwd)
 work=${H3P_WORK:-$(mktemp -d)}
 mkdir -p "$out" "$work"
 log=$out/timing.log
-timed() {  # timed LABEL COMMAND...: runs it, appends "LABEL: N ms" to the log
-  local label=$1 start; shift
-  start=$(date +%s%N)
-  "$@"
-  echo "$label: $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$log"
-}
 : > "$log"
-timed "init-model full-shape, $layers layers" \
-  "$cli" init-model --preset full-shape --layers "$layers" --out "$work/model" > /dev/null
-sed -e "s|\"preset:tiny\"|\"$work/model\"|" -e 's/"width": [0-9]*/"width": 1344/' \
-    -e 's/"height": [0-9]*/"height": 768/' -e "s/\"sampling_steps\": 50/\"sampling_steps\": $steps/" \
-    -e 's/"seeds": \[42, 43, 44\]/"seeds": [42]/' -e 's/"name": "demo"/"name": "full"/' \
-  "$root/resources/contracts/demo.json" > "$work/full.json"
+source "$(dirname "$0")/full_size_lib.sh"
+full_size_setup "$cli" "$work" "$layers" "$steps"
 for impl in provider candidate; do
   timed "generate $impl ($((steps - 1)) calls)" "$cli" --progress none generate \
     --contract "$work/full.json" --impl $impl --seed 42 --runs "$work/R" --device cuda

@@ -82,6 +82,18 @@ void FrameMetricsPlot::setResults(const QList<CompareResult>& results) {
   double ssimLow = psnrLow, ssimHigh = -psnrLow;
   int colorIndex = 0;
   QCPLegend* legend = m_legend;
+  // Every frame shown widens the axes' ranges and the frame count.
+  auto extend = [&](const FrameMetrics& frame) {
+    if (std::isfinite(frame.psnrDb)) {
+      psnrLow = std::min(psnrLow, frame.psnrDb);
+      psnrHigh = std::max(psnrHigh, frame.psnrDb);
+    }
+    if (std::isfinite(frame.ssim)) {
+      ssimLow = std::min(ssimLow, frame.ssim);
+      ssimHigh = std::max(ssimHigh, frame.ssim);
+    }
+    m_frameCount = std::max(m_frameCount, frame.index + 1);
+  };
   // The provider variants' spread first, as a band behind the curves.
   QList<QMap<double, double>> variantPsnr, variantSsim;
   for (const CompareResult& result : results) {
@@ -90,15 +102,7 @@ void FrameMetricsPlot::setResults(const QList<CompareResult>& results) {
     for (const FrameMetrics& frame : result.frames) {
       psnr.insert(frame.index, frame.psnrDb);
       ssim.insert(frame.index, frame.ssim);
-      if (std::isfinite(frame.psnrDb)) {
-        psnrLow = std::min(psnrLow, frame.psnrDb);
-        psnrHigh = std::max(psnrHigh, frame.psnrDb);
-      }
-      if (std::isfinite(frame.ssim)) {
-        ssimLow = std::min(ssimLow, frame.ssim);
-        ssimHigh = std::max(ssimHigh, frame.ssim);
-      }
-      m_frameCount = std::max(m_frameCount, frame.index + 1);
+      extend(frame);
     }
     variantPsnr.append(psnr);
     variantSsim.append(ssim);
@@ -117,15 +121,7 @@ void FrameMetricsPlot::setResults(const QList<CompareResult>& results) {
       psnr.append(std::isfinite(frame.psnrDb) ? frame.psnrDb
                                               : std::numeric_limits<double>::quiet_NaN());
       ssim.append(frame.ssim);
-      if (std::isfinite(frame.psnrDb)) {
-        psnrLow = std::min(psnrLow, frame.psnrDb);
-        psnrHigh = std::max(psnrHigh, frame.psnrDb);
-      }
-      if (std::isfinite(frame.ssim)) {
-        ssimLow = std::min(ssimLow, frame.ssim);
-        ssimHigh = std::max(ssimHigh, frame.ssim);
-      }
-      m_frameCount = std::max(m_frameCount, frame.index + 1);
+      extend(frame);
     }
     QString name =
         result.candidate.implSpec.isEmpty() ? result.candidate.path : result.candidate.implSpec;

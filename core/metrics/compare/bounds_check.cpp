@@ -6,15 +6,6 @@
 
 namespace h3p::compare {
 namespace fs = std::filesystem;
-namespace {
-
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
-}  // namespace
 
 BoundsChoice choose_bounds(const std::string& contract_digest, const fs::path& run_dir,
                            const std::optional<contract::Contract>& given, bool allow_post_hoc,
@@ -42,7 +33,8 @@ BoundsChoice choose_bounds(const std::string& contract_digest, const fs::path& r
   }
   if (contract_digest.empty()) return choice;
   if (!run_dir.empty()) {
-    for (const fs::path& file : {run_dir / "contract.json", run_dir / ".." / ".." / "contract.json"}) {
+    for (const fs::path& file :
+         {run_dir / "contract.json", run_dir / ".." / ".." / "contract.json"}) {
       if (!fs::exists(file)) continue;
       const contract::Contract c = contract::load_contract(file);
       if (contract::contract_digest(c) == contract_digest) {
@@ -68,23 +60,30 @@ std::vector<std::string> bound_failures(const metrics::ClipComparison& clip,
                                         const contract::Bounds& b) {
   std::vector<std::string> out;
   if (!(clip.psnr_db >= b.psnr_db_min)) {
-    out.push_back("psnr_db " + num(clip.psnr_db) + " < psnr_db_min " + num(b.psnr_db_min));
+    out.push_back("psnr_db " + figure_text(clip.psnr_db) + " < psnr_db_min " +
+                  figure_text(b.psnr_db_min));
   }
   if (!(clip.ssim >= b.ssim_min)) {
-    out.push_back("ssim " + num(clip.ssim) + " < ssim_min " + num(b.ssim_min));
+    out.push_back("ssim " + figure_text(clip.ssim) + " < ssim_min " + figure_text(b.ssim_min));
   }
   if (!(clip.temporal_rmse <= b.temporal_rmse_max)) {
-    out.push_back("temporal_rmse " + num(clip.temporal_rmse) + " > temporal_rmse_max " +
-                  num(b.temporal_rmse_max));
+    out.push_back("temporal_rmse " + figure_text(clip.temporal_rmse) + " > temporal_rmse_max " +
+                  figure_text(b.temporal_rmse_max));
   }
   if (!clip.audio) {
     out.push_back("audio_rel_l2: no audio to compare (audio_rel_l2_max " +
-                  num(b.audio_rel_l2_max) + ")");
+                  figure_text(b.audio_rel_l2_max) + ")");
   } else if (!(clip.audio->rel_l2 <= b.audio_rel_l2_max)) {
-    out.push_back("audio_rel_l2 " + num(clip.audio->rel_l2) + " > audio_rel_l2_max " +
-                  num(b.audio_rel_l2_max));
+    out.push_back("audio_rel_l2 " + figure_text(clip.audio->rel_l2) + " > audio_rel_l2_max " +
+                  figure_text(b.audio_rel_l2_max));
   }
   return out;
+}
+
+std::string figure_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
 }
 
 }  // namespace h3p::compare

@@ -31,6 +31,9 @@ BoundsChoice choose_bounds(const std::string& contract_digest, const std::filesy
                            const std::optional<contract::Contract>& given, bool allow_post_hoc,
                            const std::vector<contract::Contract>& known);
 
+// `v` as %.6g, the form figures take in failure lines.
+std::string figure_text(double v);
+
 // The bounds a clip comparison fails, one line each ("psnr_db 28.1 < psnr_db_min 30"); empty
 // when it passes. A bound on audio fails when there is no audio to compare.
 std::vector<std::string> bound_failures(const metrics::ClipComparison& clip,

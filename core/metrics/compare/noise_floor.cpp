@@ -5,18 +5,13 @@
 #include <sstream>
 
 #include "core/common/error.h"
+#include "core/metrics/compare/bounds_check.h"
 #include "core/metrics/compare/run_compare.h"
 #include "core/runs/manifest.h"
 
 namespace h3p::compare {
 namespace fs = std::filesystem;
 namespace {
-
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
 
 FigureRange range_of(const std::vector<double>& values) {
   const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
@@ -77,21 +72,23 @@ std::optional<NoiseFloor> make_noise_floor(std::vector<VariantFigures> variants,
   if (!audio.empty()) nf.audio_rel_l2 = range_of(audio);
   // Worse than the worst variant; NaN is never within.
   if (!(clip.psnr_db >= nf.psnr_db.min)) {
-    nf.outside.push_back("psnr_db " + num(clip.psnr_db) + " < worst variant " + num(nf.psnr_db.min));
+    nf.outside.push_back("psnr_db " + figure_text(clip.psnr_db) + " < worst variant " +
+                         figure_text(nf.psnr_db.min));
   }
   if (!(clip.ssim >= nf.ssim.min)) {
-    nf.outside.push_back("ssim " + num(clip.ssim) + " < worst variant " + num(nf.ssim.min));
+    nf.outside.push_back("ssim " + figure_text(clip.ssim) + " < worst variant " +
+                         figure_text(nf.ssim.min));
   }
   if (!(clip.temporal_rmse <= nf.temporal_rmse.max)) {
-    nf.outside.push_back("temporal_rmse " + num(clip.temporal_rmse) + " > worst variant " +
-                         num(nf.temporal_rmse.max));
+    nf.outside.push_back("temporal_rmse " + figure_text(clip.temporal_rmse) + " > worst variant " +
+                         figure_text(nf.temporal_rmse.max));
   }
   if (nf.audio_rel_l2) {
     if (!clip.audio) {
       nf.outside.push_back("audio_rel_l2: no audio to compare (the variants have audio)");
     } else if (!(clip.audio->rel_l2 <= nf.audio_rel_l2->max)) {
-      nf.outside.push_back("audio_rel_l2 " + num(clip.audio->rel_l2) + " > worst variant " +
-                           num(nf.audio_rel_l2->max));
+      nf.outside.push_back("audio_rel_l2 " + figure_text(clip.audio->rel_l2) + " > worst variant " +
+                           figure_text(nf.audio_rel_l2->max));
     }
   }
   return nf;
@@ -100,7 +97,8 @@ std::optional<NoiseFloor> make_noise_floor(std::vector<VariantFigures> variants,
 std::vector<fs::path> find_variant_runs(const fs::path& provider_run) {
   if (!is_run(provider_run)) return {};
   const runs::Manifest provider = runs::read_manifest(provider_run / "manifest.json");
-  const fs::path contract_dir = fs::absolute(provider_run).lexically_normal().parent_path().parent_path();
+  const fs::path contract_dir =
+      fs::absolute(provider_run).lexically_normal().parent_path().parent_path();
   const std::string seed_dir = "seed-" + std::to_string(provider.seed);
   std::vector<std::pair<std::string, fs::path>> found;
   std::error_code error;

@@ -249,7 +249,8 @@ void test_qk_norm_rope(Rounding rounding) {
   }
 }
 
-void test_block(Rounding rounding) {
+// A narrow block over 1000 rows: 4 heads, 512 channels, video, audio and text rows.
+kernels::cuda::BlockFixtureShape small_block_shape() {
   kernels::cuda::BlockFixtureShape shape;
   shape.rows = 1000;
   shape.heads = 4;
@@ -258,6 +259,11 @@ void test_block(Rounding rounding) {
   shape.temb_dim = 256;
   shape.text_rows = 64;
   shape.audio_rows = 100;
+  return shape;
+}
+
+void test_block(Rounding rounding) {
+  const kernels::cuda::BlockFixtureShape shape = small_block_shape();
   const auto f = kernels::cuda::BlockFixture::make(shape, at::Device(at::kCUDA, 0), 7);
   model::TransformerWeights tw;
   tw.blocks.push_back(f.weights);
@@ -296,14 +302,7 @@ void test_block(Rounding rounding) {
 // GEMM (cuBLASLt may pick another algorithm for the narrower shape: then within 1e-3); each
 // group alone, the rest the provider's, stays within the bf16 class of the provider's block.
 void test_group_ops() {
-  kernels::cuda::BlockFixtureShape shape;
-  shape.rows = 1000;
-  shape.heads = 4;
-  shape.hidden = 512;
-  shape.ffn = 1024;
-  shape.temb_dim = 256;
-  shape.text_rows = 64;
-  shape.audio_rows = 100;
+  const kernels::cuda::BlockFixtureShape shape = small_block_shape();
   const auto f = kernels::cuda::BlockFixture::make(shape, at::Device(at::kCUDA, 0), 11);
   model::TransformerWeights tw;
   tw.blocks.push_back(f.weights);
