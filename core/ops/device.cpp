@@ -41,7 +41,11 @@ std::string describe_device(const at::Device& device) { return device.str(); }
 void reset_peak_memory(const at::Device& device) {
   std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM (Linux 4.0+); ignored elsewhere
 #ifdef H3P_HAVE_C10_CUDA
-  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index() < 0 ? 0 : device.index());
+  if (device.is_cuda()) {
+    // The caching allocator has no per-device state before the first allocation there.
+    (void)at::empty({1}, at::TensorOptions().device(device));
+    c10::cuda::CUDACachingAllocator::resetPeakStats(device.index() < 0 ? 0 : device.index());
+  }
 #else
   (void)device;
 #endif
@@ -60,6 +64,7 @@ PeakMemory peak_memory(const at::Device& device) {
   }
 #ifdef H3P_HAVE_C10_CUDA
   if (device.is_cuda()) {
+    (void)at::empty({1}, at::TensorOptions().device(device));  // as in reset_peak_memory
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(
         device.index() < 0 ? 0 : device.index());
     peak.device_bytes = stats.allocated_bytes[0].peak;  // aggregate over pools
