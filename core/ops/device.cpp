@@ -43,8 +43,12 @@ void reset_peak_memory(const at::Device& device) {
 #ifdef H3P_HAVE_C10_CUDA
   if (device.is_cuda()) {
     // The caching allocator has no per-device state before the first allocation there.
-    (void)at::empty({1}, at::TensorOptions().device(device));
-    c10::cuda::CUDACachingAllocator::resetPeakStats(device.index() < 0 ? 0 : device.index());
+    try {
+      (void)at::empty({1}, at::TensorOptions().device(device));
+      c10::cuda::CUDACachingAllocator::resetPeakStats(device.index() < 0 ? 0 : device.index());
+    } catch (const c10::Error&) {
+      // another allocator: peak_memory reports no device figure
+    }
   }
 #else
   (void)device;
@@ -64,10 +68,14 @@ PeakMemory peak_memory(const at::Device& device) {
   }
 #ifdef H3P_HAVE_C10_CUDA
   if (device.is_cuda()) {
-    (void)at::empty({1}, at::TensorOptions().device(device));  // as in reset_peak_memory
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(
-        device.index() < 0 ? 0 : device.index());
-    peak.device_bytes = stats.allocated_bytes[0].peak;  // aggregate over pools
+    try {
+      (void)at::empty({1}, at::TensorOptions().device(device));  // as in reset_peak_memory
+      const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(
+          device.index() < 0 ? 0 : device.index());
+      peak.device_bytes = stats.allocated_bytes[0].peak;  // aggregate over pools
+    } catch (const c10::Error&) {
+      // another allocator (PYTORCH_NO_CUDA_MEMORY_CACHING): no figure rather than a wrong one
+    }
   }
 #else
   (void)device;
