@@ -23,7 +23,7 @@ struct PreflightParams {
   std::vector<std::string> impl_specs;  // in table order
   std::string device = "cpu";
   int width = 128, height = 128;  // the small canvas (multiples of 32)
-  int calls = 2;                  // transformer calls per spec (grid points - 1), >= 1
+  int calls = 3;  // transformer calls per spec (grid points - 1), >= 1; the first warms up
   std::filesystem::path work_dir;  // the small runs are written here (the caller owns it)
   model::FusedCallFactory fused_candidate;
   std::function<void(double, const std::string&)> progress;
@@ -36,7 +36,7 @@ struct PreflightRow {
   std::string impl_spec;
   std::string error;               // empty when it ran; else why not (first line)
   int calls = 0;                   // computed
-  double seconds_per_call = 0;     // median wall time of a call
+  double seconds_per_call = 0;     // median wall time of a call after the first (warm-up)
   double seconds_total = 0;        // the whole small run: load, calls, decode
   bool decoded = false;
   std::int64_t host_peak_bytes = 0;
@@ -55,6 +55,11 @@ struct PreflightResult {
   bool passed() const;
   nlohmann::json to_json() const;
   std::string to_markdown() const;
+  // Reads back to_json()'s figures and rows (params: contract digest, canvas and calls only);
+  // throws InputError naming `source` and the field.
+  static PreflightResult from_json(const nlohmann::json& json, const std::string& source);
+  // Appends `other`'s rows, taking its sequence figures when this result has none.
+  void merge(const PreflightResult& other);
 };
 
 // Runs every spec; a spec that fails is a row with its error, not an exception. Throws

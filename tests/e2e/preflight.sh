@@ -3,7 +3,8 @@
 # included: a table of what ran, the time per call, the small run, peak memory and the projected
 # full run (JSON figures consistent with each other); a spec that fails inside a call (a plugin
 # returning an error) is its row's error and exit 1 while the others still run; bad input
-# (canvas, calls, contract) exits 2; the small runs are removed unless --keep.
+# (canvas, calls, contract) exits 2; each spec runs in a process of its own, so a plugin that
+# crashes is its row's error; the small runs are removed unless --keep.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -23,7 +24,7 @@ assert 0 < r["small_sequence"] < r["full_sequence"], r
 assert r["cost_ratio"] > 1, r["cost_ratio"]
 assert [row["impl_spec"] for row in r["rows"]] == ["provider", "candidate"]
 for row in r["rows"]:
-    assert row["ok"] and row["calls"] == 2 and row["decoded"], row
+    assert row["ok"] and row["calls"] == 2 and row["decoded"], row  # the first warms up
     assert 0 < row["seconds_per_call"] <= row["seconds_total"], row
     assert row["host_peak_bytes"] > 10 * 2**20, row
     want = row["seconds_per_call"] * r["cost_ratio"] * r["full_calls"]
@@ -50,6 +51,20 @@ assert ok["ok"] and not bad["ok"], r["rows"]
 assert "returned status 1" in bad["error"], bad["error"]
 PY
 grep -q "failed" fail.txt || fail "the table does not say the spec failed"
+
+# A plugin that crashes the process: each spec runs in a child, so its row says so and the
+# provider's row still stands.
+status=0
+"$H3P_CLI" --progress none preflight --contract c.json --impl plugin:$bad/libmisbehaving_crash_after.so:rest=provider \
+  --impl provider --canvas 64x64 --calls 2 --json crash.json > crash.txt || status=$?
+[[ $status == 1 ]] || fail "a crashing spec exited $status, want 1: $(cat crash.txt)"
+python3 - crash.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+crashed, ok = r["rows"]
+assert not crashed["ok"] and "crashed (signal" in crashed["error"], crashed
+assert ok["ok"] and ok["impl_spec"] == "provider", ok
+PY
 
 expect_exit 2 "$H3P_CLI" preflight --contract c.json --impl provider --canvas 100x64
 grep -q "multiples of 32" <<<"$LAST_ERR" || fail "unclear canvas refusal: $LAST_ERR"
