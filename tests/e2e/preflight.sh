@@ -55,7 +55,8 @@ grep -q "failed" fail.txt || fail "the table does not say the spec failed"
 # A plugin that crashes the process: each spec runs in a child, so its row says so and the
 # provider's row still stands.
 status=0
-"$H3P_CLI" --progress none preflight --contract c.json --impl plugin:$bad/libmisbehaving_crash_after.so:rest=provider \
+H3P_TEST_CRASH_AT_CALL=3 "$H3P_CLI" --progress none preflight --contract c.json \
+  --impl plugin:$bad/libmisbehaving_crash_after.so:rest=provider \
   --impl provider --canvas 64x64 --calls 2 --json crash.json > crash.txt || status=$?
 [[ $status == 1 ]] || fail "a crashing spec exited $status, want 1: $(cat crash.txt)"
 python3 - crash.json <<'PY'
