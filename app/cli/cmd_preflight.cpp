@@ -3,7 +3,9 @@
 // peak memory and the projected full run. Exit 1 when a spec fails. Each spec runs in a child
 // process of this binary (`--in-process`), so a plugin or driver that crashes, or leaves the
 // device in a bad state, is that spec's row and not the end of the preflight.
+#include <ftw.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,7 +13,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
 
 #include "app/cli/candidate.h"
@@ -27,18 +28,34 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh directory for the small runs, removed with everything in it when it goes out of scope
-// (unless kept).
+// Removes `dir` and everything below it, without following links; errors are ignored (a
+// leftover scratch directory is harmless). POSIX nftw rather than std::filesystem::remove_all:
+// GPU nodes build against the LibTorch of a pip torch, whose ABI flags need not match the
+// standard library's own build of the filesystem internals.
+void remove_tree(const fs::path& dir) {
+  ::nftw(
+      dir.c_str(),
+      [](const char* path, const struct stat*, int, struct FTW*) {
+        ::remove(path);
+        return 0;
+      },
+      16, FTW_DEPTH | FTW_PHYS);
+}
+
+// A fresh directory for the small runs (mkdtemp), removed with everything in it when it goes
+// out of scope (unless kept).
 class ScratchDir {
  public:
   ScratchDir(const fs::path& parent, bool keep) : keep_(keep) {
-    std::random_device random;
-    path_ = parent / ("h3parity-preflight-" + std::to_string(random()));
-    fs::create_directories(path_);
+    std::string name = (parent / "h3parity-preflight-XXXXXX").string();
+    if (::mkdtemp(name.data()) == nullptr) {
+      throw InputError(parent.string() + ": cannot create a scratch directory for preflight: " +
+                       ::strerror(errno));
+    }
+    path_ = name;
   }
   ~ScratchDir() {
-    std::error_code ignored;
-    if (!keep_) fs::remove_all(path_, ignored);
+    if (!keep_) remove_tree(path_);
   }
   ScratchDir(const ScratchDir&) = delete;
   ScratchDir& operator=(const ScratchDir&) = delete;
