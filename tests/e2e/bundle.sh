@@ -23,7 +23,7 @@ sed -e 's/"sampling_steps": 50/"sampling_steps": 3/' -e 's/"seeds": \[42, 43, 44
   || fail "preflight exited $?"
 # A Slurm-style job log beside the runs, naming the host and a job id.
 mkdir -p "$runs/slurm/logs"
-echo "[2026-01-01T00:00:00Z] job 4242 (array 4242_0, restart 1): start on $host: seed index 0" \
+echo "[2026-01-01T00:00:00Z] job 4242 (array 4242_0, restart 1): start on $host: seed index 0, submitted by $user" \
   > "$runs/slurm/logs/demo-4242_0.out"
 # Test results of a real CTest run of this build (one quick test), as scripts/test.sh makes them.
 ctest --test-dir "$H3P_BINARY_DIR" -R '^cli_help$' --output-junit "$PWD/junit.xml" > /dev/null \
