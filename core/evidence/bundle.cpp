@@ -445,7 +445,8 @@ BundleResult write_bundle(const BundleParams& p) {
        << "`, build type " << tests.value("build_type", std::string("?")) << ".\n\n"
        << "| stage | label | passed | failed | skipped |\n|---|---|---|---|---|\n";
     for (const json& st : tests.value("stages", json::array())) {
-      for (const auto& [label, n] : st.value("labels", json::object()).items()) {
+      const json labels = st.value("labels", json::object());
+      for (const auto& [label, n] : labels.items()) {
         md << "| " << st.value("name", std::string()) << " | " << label << " | " << n.value("passed", 0)
            << " | " << n.value("failed", 0) << " | " << n.value("skipped", 0) << " |\n";
       }
