@@ -7,7 +7,9 @@
 #   H3P_TEST_ASAN=0 leaves the sanitizer stage out (it is on by default).
 # Installs what is missing, starts the test services that are not running (PulseAudio null
 # sink), stops what it started, and ends with one line: "N passed, N failed, N skipped" (both
-# CTest runs together). Exits with the first non-zero status (a build or a CTest run). Works
+# CTest runs together). Both runs' results, per label, go to build/default/tests.json (CTest's
+# JUnit through scripts/ctest-results.py; `h3parity bundle` publishes it). Exits with the first
+# non-zero status (a build or a CTest run). Works
 # as root or as a user with sudo on Debian 12.
 set -euo pipefail
 
@@ -68,7 +70,15 @@ if [[ ${H3P_TEST_ASAN:-1} == 1 ]]; then
   nice -n 15 cmake --build --preset asan --parallel "$(nproc)" > "$root/build/asan-build.log" 2>&1 &
   asan_pid=$!
 fi
-ctest --preset default -j2 --output-on-failure "$@" 2>&1 | tee "$log" || ctest_status=${PIPESTATUS[0]}
+junit=$root/build/default/ctest-junit.xml
+rm -f "$junit"
+ctest --preset default -j2 --output-on-failure --output-junit "$junit" "$@" 2>&1 | tee "$log" ||
+  ctest_status=${PIPESTATUS[0]}
+# tests.json (what `h3parity bundle` publishes): CTest's JUnit per stage, counted per label.
+stages=()
+if [[ -f $junit ]] && ctest --preset default --show-only=json-v1 > "$root/build/default/ctest-tests.json"; then
+  stages+=(--stage default Release "$junit" "$root/build/default/ctest-tests.json")
+fi
 
 # The sanitizer stage: the same sources under ASan + UBSan (gcc; -O0, the kernels and metrics
 # -O1) with leak checking, unit and e2e labels; the fuzz label is left out (the fuzz targets are
@@ -90,8 +100,15 @@ if [[ ${H3P_TEST_ASAN:-1} == 1 ]]; then
     logs+=("$asan_log")
     start=$(date +%s)
     asan_ctest=0
-    ctest --preset asan -j2 --output-on-failure -L 'unit|e2e' -LE fuzz "$@" 2>&1 |
-      tee "$asan_log" || asan_ctest=${PIPESTATUS[0]}
+    asan_junit=$root/build/asan/ctest-junit.xml
+    rm -f "$asan_junit"
+    ctest --preset asan -j2 --output-on-failure --output-junit "$asan_junit" -L 'unit|e2e' \
+      -LE fuzz "$@" 2>&1 | tee "$asan_log" || asan_ctest=${PIPESTATUS[0]}
+    if [[ -f $asan_junit ]] &&
+       ctest --preset asan --show-only=json-v1 > "$root/build/asan/ctest-tests.json"; then
+      stages+=(--stage asan "RelWithDebInfo (ASan + UBSan)" "$asan_junit"
+               "$root/build/asan/ctest-tests.json")
+    fi
     echo "test: asan suite took $(( $(date +%s) - start )) s"
     [[ $ctest_status != 0 ]] || ctest_status=$asan_ctest
   fi
@@ -108,6 +125,13 @@ read -r passed failed skipped < <(
        END { printf "%d %d %d\n", p, f, s }' "${logs[@]}")
 
 failed=$(( failed + build_failures ))
+# Both stages in one file, build/default/tests.json (the bundle's default), each stage apart.
+rm -f "$root/build/default/tests.json"
+if (( ${#stages[@]} > 0 )); then
+  python3 scripts/ctest-results.py --out "$root/build/default/tests.json" \
+    --commit "$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)" --build-type Release \
+    "${stages[@]}" || echo "test: tests.json not written"
+fi
 stop_services
 trap - EXIT
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -41,5 +41,6 @@ void add_calibrate(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_import(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_plugin_contract(CLI::App& app, Action& action, const GlobalOptions& global);
 void add_preflight(CLI::App& app, Action& action, const GlobalOptions& global);
+void add_bundle(CLI::App& app, Action& action, const GlobalOptions& global);
 
 }  // namespace h3p::cli

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   cli::add_import(app, action, global);
   cli::add_plugin_contract(app, action, global);
   cli::add_preflight(app, action, global);
+  cli::add_bundle(app, action, global);
   // LibTorch's errors carry a C++ backtrace in what(); report the message alone.
   cli::Action torch_errors = [&action]() -> int {
     try {

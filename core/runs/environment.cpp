@@ -7,6 +7,10 @@
 
 #include <string>
 
+#ifndef H3P_GIT_COMMIT
+#define H3P_GIT_COMMIT "unknown"
+#endif
+
 namespace h3p::runs {
 
 using nlohmann::json;
@@ -23,7 +27,8 @@ json environment_info() {
           {"cuda_available", cuda},
           {"cuda_device_count", cuda ? static_cast<int>(at::getNumGPUs()) : 0},
           {"hostname", std::string(host)},
-          {"compiler", std::string(__VERSION__)}};
+          {"compiler", std::string(__VERSION__)},
+          {"h3parity_commit", std::string(H3P_GIT_COMMIT)}};
 }
 
 }  // namespace h3p::runs

@@ -6,7 +6,8 @@
 namespace h3p::runs {
 
 // Facts about the machine and libraries: torch_version, num_threads, cuda_available,
-// cuda_device_count, hostname, compiler. Informational: never a reason to refuse a resume.
+// cuda_device_count, hostname, compiler, h3parity_commit (git rev-parse --short HEAD when the
+// build was configured, "unknown" outside git). Informational: never a reason to refuse a resume.
 nlohmann::json environment_info();
 
 }  // namespace h3p::runs

@@ -198,6 +198,7 @@ int RunsTreeModel::scan(const QString& runsDir) {
   if (m_runsDir.isEmpty() || !QFileInfo(m_runsDir).isDir()) {
     return 0;
   }
+  m_runsDir = bundleRunsDirectory(m_runsDir);
 
   static const QRegularExpression seedDirPattern(QStringLiteral("^seed-(\\d+)$"));
   for (const QString& contract : sortedSubdirectories(m_runsDir)) {
@@ -315,6 +316,12 @@ QStringList RunsTreeModel::runDirectories() const {
     }
   }
   return dirs;
+}
+
+QString RunsTreeModel::bundleRunsDirectory(const QString& dir) {
+  const QString runs = dir + QStringLiteral("/runs");
+  return QFileInfo(dir + QStringLiteral("/bundle.json")).isFile() && QFileInfo(runs).isDir() ? runs
+                                                                                          : dir;
 }
 
 int RunsTreeModel::rescan() { return scan(m_runsDir); }

@@ -12,6 +12,8 @@ namespace h3p::ui {
 // runs; empty branches are left out. A mixed run (segments.json holds an accepted segment, see
 // run_details.h) is labelled "<impl spec> (mixed)" and its tooltip names the segments. Scanning
 // reads each manifest (and segments.json where there is one) once, on the calling (UI) thread.
+// An evidence bundle (`h3parity bundle`: bundle.json beside runs/) opens as its runs/ directory,
+// read-only: redacted manifests without step files, comparisons under runs/report/comparisons.
 class RunsTreeModel : public QStandardItemModel {
   Q_OBJECT
 
@@ -48,9 +50,13 @@ class RunsTreeModel : public QStandardItemModel {
 
   explicit RunsTreeModel(QObject* parent = nullptr);
 
-  // Replaces the contents with the runs found under runsDir; returns the number of runs found.
-  // A missing or unreadable directory leaves the model empty and returns 0.
+  // Replaces the contents with the runs found under runsDir (a bundle's runs/ for a bundle);
+  // returns the number of runs found. A missing or unreadable directory leaves the model empty
+  // and returns 0.
   int scan(const QString& runsDir);
+
+  // `dir`/runs when `dir` is an evidence bundle (holds bundle.json and runs/), else `dir`.
+  static QString bundleRunsDirectory(const QString& dir);
 
   // Sets VerdictRole, a coloured badge icon and the tooltip of every row from `index`.
   void applyVerdicts(const class CompareIndex& index);
@@ -61,7 +67,7 @@ class RunsTreeModel : public QStandardItemModel {
   // Re-scans the directory given to the last scan().
   int rescan();
 
-  // The directory given to the last scan() (absolute), empty before the first scan.
+  // The runs directory of the last scan() (absolute; a bundle's runs/), empty before the first.
   QString runsDirectory() const;
 
   // Number of runs (run rows) found by the last scan.
