@@ -143,7 +143,9 @@ json generation_row(const Run& run) {
 
 // Where a run came from, in words.
 std::string origin(const runs::Manifest& m) {
-  if (m.environment.contains("import") || m.environment.contains("imported")) return "imported";
+  if (!m.imported.is_null()) {
+    return "imported (" + m.imported.value("label", std::string("?")) + ", computed elsewhere)";
+  }
   if (!m.plugin.is_null()) {
     return "plugin " + m.plugin.value("name", std::string("?")) + " " +
            m.plugin.value("version", std::string());

@@ -6,7 +6,7 @@ set -euo pipefail
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 help=$("$H3P_CLI" --help) || fail "h3parity --help exited $?"
-for cmd in demo init-model generate call schedule ablate bench decode compare export report gate resume-check adopt slurm preflight calibrate import; do
+for cmd in demo init-model generate call schedule ablate bench decode compare export report gate resume-check adopt slurm preflight calibrate import bundle; do
   grep -Eq "^[[:space:]]+$cmd([[:space:]]|$)" <<<"$help" \
     || fail "h3parity --help does not list '$cmd':"$'\n'"$help"
   "$H3P_CLI" "$cmd" --help >/dev/null || fail "h3parity $cmd --help exited $?"

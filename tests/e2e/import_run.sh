@@ -96,6 +96,14 @@ assert rows[0]["impl_spec"] == "provider" and "import:diffusers" in rows[0]["wha
 assert rows[0]["video"]["bitwise_equal"] and rows[0]["audio"]["bitwise_equal"], rows[0]
 PY
 
+# The published evidence says where the run came from.
+"$H3P_CLI" --progress none bundle R --out B > /dev/null || fail "bundle of the runs with the import exited $?"
+python3 - B/bundle.json <<'PY'
+import json, sys
+text = json.dumps(json.load(open(sys.argv[1])))
+assert "imported (diffusers, computed elsewhere)" in text, "the bundle does not say the run was imported"
+PY
+
 # 5. Refusals: exit 2, the file and field named, nothing written.
 tampered() {  # a copy of the provider's call files in $1
   rm -rf "$1"; mkdir "$1"; cp $P/steps/*.safetensors "$1/"
