@@ -180,11 +180,7 @@ void add_preflight(CLI::App& app, Action& action, const GlobalOptions& global) {
       if (opt->in_process) {
         r = runs::run_preflight(p, candidate_ops());
       } else {
-        // The checks of bad input happen here, before any child starts.
-        if (p.calls < 1) throw InputError("preflight --calls: must be at least 1");
-        if (width <= 0 || height <= 0 || width % 32 != 0 || height % 32 != 0) {
-          throw InputError("preflight --canvas: width and height must be positive multiples of 32");
-        }
+        runs::check_preflight_params(p);  // bad input exits 2 before any child starts
         std::vector<std::string> base = {
             "h3parity-engine", "--progress", "none", "preflight", "--in-process",
             "--contract", opt->contract, "--device", p.device, "--canvas", opt->canvas,

@@ -82,13 +82,17 @@ bool PreflightResult::passed() const {
   return !rows.empty() && std::all_of(rows.begin(), rows.end(), [](const PreflightRow& r) { return r.ok(); });
 }
 
-PreflightResult run_preflight(const PreflightParams& p, const ops::OpSetPtr& candidate) {
+void check_preflight_params(const PreflightParams& p) {
   if (p.impl_specs.empty()) throw InputError("preflight: name at least one --impl spec");
   if (p.calls < 1) throw InputError("preflight --calls: must be at least 1");
   if (p.width <= 0 || p.height <= 0 || p.width % sampling::kCanvasMultiple != 0 ||
       p.height % sampling::kCanvasMultiple != 0) {
     throw InputError("preflight --canvas: width and height must be positive multiples of 32");
   }
+}
+
+PreflightResult run_preflight(const PreflightParams& p, const ops::OpSetPtr& candidate) {
+  check_preflight_params(p);
   const at::Device device = ops::resolve_device(p.device);
   PreflightResult result;
   result.params = p;

@@ -62,6 +62,10 @@ struct PreflightResult {
   void merge(const PreflightResult& other);
 };
 
+// Throws InputError unless the params name a spec, at least one call and a canvas of positive
+// multiples of 32 (run_preflight checks this first; a caller that starts child processes too).
+void check_preflight_params(const PreflightParams& params);
+
 // Runs every spec; a spec that fails is a row with its error, not an exception. Throws
 // InputError for a bad contract, canvas or device. The projection of a full run is the small
 // call's median time × cost_ratio × full_calls: it assumes the device reaches the same FLOP/s

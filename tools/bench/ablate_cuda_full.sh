@@ -13,12 +13,8 @@ out=${2:?output directory}
 layers=${3:-8}
 steps=${4:-13}
 variants=${5:-provider:attention=flash,provider:attention=efficient}
-work=${H3P_WORK:-$(mktemp -d)}
-mkdir -p "$out" "$work"
-log=$out/timing.log
-: > "$log"
 source "$(dirname "$0")/full_size_lib.sh"
-full_size_setup "$cli" "$work" "$layers" "$steps"
+full_size_setup "$cli" "$out" "$layers" "$steps"
 for impl in provider candidate; do
   timed "generate $impl ($((steps - 1)) calls)" "$cli" --progress none generate \
     --contract "$work/full.json" --impl $impl --seed 42 --runs "$work/R" --device cuda

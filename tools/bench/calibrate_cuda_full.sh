@@ -13,12 +13,8 @@ out=${2:?output directory}
 layers=${3:-4}
 steps=${4:-5}
 variants=${5:-provider:attention=flash,provider:attention=efficient}
-work=${H3P_WORK:-$(mktemp -d)}
-mkdir -p "$out" "$work"
-log=$out/timing.log
-: > "$log"
 source "$(dirname "$0")/full_size_lib.sh"
-full_size_setup "$cli" "$work" "$layers" "$steps"
+full_size_setup "$cli" "$out" "$layers" "$steps"
 variant_args=()
 IFS=, read -ra specs <<<"$variants"
 for v in "${specs[@]}"; do variant_args+=(--variant "$v"); done
