@@ -17,6 +17,7 @@ void add_init_model(CLI::App& app, Action& action, const GlobalOptions& global) 
     bool fp32 = false;
     std::string decoders = "tiny";
     bool dry_run = false;
+    std::string weights = "files";
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
@@ -32,6 +33,12 @@ void add_init_model(CLI::App& app, Action& action, const GlobalOptions& global) 
                   "(the released configs, billions of parameters) | none")
       ->check(CLI::IsMember({"tiny", "released", "none"}))
       ->capture_default_str();
+  cmd->add_option("--weights", opt->weights,
+                  "files: safetensors weight files | seeded: only configs and seed records, the "
+                  "weights drawn on the device at load time (a released-size model without "
+                  "62 GB on disk)")
+      ->check(CLI::IsMember({"files", "seeded"}))
+      ->capture_default_str();
   cmd->add_flag("--dry-run", opt->dry_run,
                 "write nothing; print the configs that would be written (transformer, vae, "
                 "audio_vae; null for none) and each component's parameter count as JSON");
@@ -42,6 +49,7 @@ void add_init_model(CLI::App& app, Action& action, const GlobalOptions& global) 
       params.seed = opt->seed >= 0 ? static_cast<uint64_t>(opt->seed) : params.preset.seed;
       params.all_fp32 = opt->fp32;
       params.decoders = opt->decoders;
+      params.seeded_weights = opt->weights == "seeded";
       if (opt->dry_run) {
         std::printf("%s\n", model::init_model_plan(params).dump(2).c_str());
         return 0;
@@ -53,9 +61,10 @@ void add_init_model(CLI::App& app, Action& action, const GlobalOptions& global) 
       ProgressBar bar("init-model", parse_progress_mode(global.progress));
       auto dir = model::init_model(opt->out, params, [&](double f) { bar.update(f); });
       bar.finish();
-      std::printf("wrote %s (preset %s, seed %llu, %lld layers)\n", dir.string().c_str(),
+      std::printf("wrote %s (preset %s, seed %llu, %lld layers%s)\n", dir.string().c_str(),
                   params.preset.name.c_str(), static_cast<unsigned long long>(params.seed),
-                  static_cast<long long>(params.preset.config.num_layers));
+                  static_cast<long long>(params.preset.config.num_layers),
+                  params.seeded_weights ? ", seeded weights" : "");
       return 0;
     };
   });

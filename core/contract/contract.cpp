@@ -18,8 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kPresetPrefix = "preset:";
-
 bool is_directory_safe(const std::string& name) {
   if (name.empty() || name.front() == '.') return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
@@ -90,19 +88,12 @@ std::string Bounds::describe() const {
   return out.str();
 }
 
-const std::vector<std::string>& known_presets() {
-  static const std::vector<std::string> presets = {"tiny", "small", "full-shape"};
-  return presets;
-}
+bool Contract::model_is_builtin() const { return is_builtin_model(model); }
 
-bool Contract::model_is_preset() const { return model.starts_with(kPresetPrefix); }
-
-std::string Contract::model_preset() const {
-  return model_is_preset() ? model.substr(kPresetPrefix.size()) : std::string();
-}
+std::optional<BuiltinModel> Contract::builtin_model() const { return parse_builtin_model(model); }
 
 std::filesystem::path Contract::model_path() const {
-  return model_is_preset() ? std::filesystem::path() : resolve(source, model);
+  return model_is_builtin() ? std::filesystem::path() : resolve(source, model);
 }
 
 std::filesystem::path Contract::conditioning_path() const {
@@ -159,14 +150,10 @@ Contract parse_contract(const json& value, const std::filesystem::path& source) 
   }
 
   contract.model = reader.non_empty_string("model");
-  if (contract.model_is_preset()) {
-    const std::string preset = contract.model_preset();
-    const auto& presets = known_presets();
-    if (std::find(presets.begin(), presets.end(), preset) == presets.end()) {
-      std::string names;
-      for (const auto& p : presets) names += (names.empty() ? "" : ", ") + p;
-      reader.fail("model", "unknown preset '" + preset + "' (known: " + names + ")");
-    }
+  try {
+    parse_builtin_model(contract.model);
+  } catch (const InputError& e) {
+    reader.fail("model", e.what());
   }
 
   // Conditioning: a prompt (synthesised, needs text_tokens) or a file, never both.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/contract/builtin_model.h"
 #include "core/contract/calibration.h"
 
 namespace h3p::contract {
@@ -30,7 +31,7 @@ struct Bounds {
 // the *_path() accessors resolve relative paths against the contract file's directory.
 struct Contract {
   std::string name;                  // directory-safe: [A-Za-z0-9._-]+, not starting with '.'
-  std::string model;                 // "preset:<tiny|small|full-shape>" or a model directory
+  std::string model;                 // a built-in model (builtin_model.h) or a model directory
   std::string prompt;                // synthetic conditioning from this text (exclusive with
                                      // conditioning_file); empty when conditioning_file is set
   std::int64_t text_tokens = 0;      // rows of synthetic text conditioning; 0 with a file
@@ -52,10 +53,10 @@ struct Contract {
   std::optional<Calibration> calibration;
   std::filesystem::path source;  // the file it was read from; not part of the digest
 
-  // True when `model` names a built-in preset ("preset:tiny").
-  bool model_is_preset() const;
-  // The preset name ("tiny"); empty when the model is a directory.
-  std::string model_preset() const;
+  // True when `model` names a built-in model ("preset:tiny", "seeded:full-shape?layers=50").
+  bool model_is_builtin() const;
+  // The built-in model (validated when the contract was parsed); nullopt for a directory.
+  std::optional<BuiltinModel> builtin_model() const;
   // The model directory, resolved against the contract's directory; empty for a preset.
   std::filesystem::path model_path() const;
   // The conditioning file, resolved; empty when the contract uses a prompt.
@@ -68,8 +69,6 @@ struct Contract {
   bool operator==(const Contract&) const = default;
 };
 
-// Names of the built-in model presets a contract may use as "preset:<name>".
-const std::vector<std::string>& known_presets();
 
 // Reads and validates a contract file. Throws InputError naming the file and the field.
 // Duplicate keys in the file are refused.

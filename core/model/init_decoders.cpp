@@ -10,6 +10,8 @@
 #include "core/common/error.h"
 #include "core/io/aten_bridge.h"
 #include "core/io/atomic_file.h"
+#include "core/model/init_model.h"
+#include "core/model/seeded_weights.h"
 #include "core/model/vae_weights.h"
 
 namespace h3p::model {
@@ -17,36 +19,6 @@ namespace {
 
 constexpr uint64_t kVideoSeedOffset = 1000003;
 constexpr uint64_t kAudioSeedOffset = 2000003;
-constexpr double kAudioOutputGain = 0.07;  // conv_post magnitude: waveform RMS well inside [-1, 1]
-
-at::Tensor draw(const VaeParamSpec& spec, at::Generator& gen) {
-  const auto f32 = at::TensorOptions().dtype(at::kFloat);
-  auto randn = [&] { return at::randn(spec.shape, gen, f32); };
-  switch (spec.kind) {
-    case VaeParamKind::weight:
-      return at::mul(randn(), 1.0 / std::sqrt(static_cast<double>(spec.fan_in)));
-    case VaeParamKind::bias:
-      return at::mul(randn(), 0.02);
-    case VaeParamKind::norm_weight:
-    case VaeParamKind::weight_g:
-    case VaeParamKind::snake_alpha:
-      return at::add(at::mul(randn(), 0.05), 1.0);
-    case VaeParamKind::layer_scale:
-      return at::add(at::mul(randn(), 0.05), 0.5);
-    case VaeParamKind::register_tokens:
-    case VaeParamKind::weight_v:
-      return randn();
-    case VaeParamKind::snake_log:
-      return at::mul(randn(), 0.1);
-    case VaeParamKind::zero:
-      return at::zeros(spec.shape, f32);
-    case VaeParamKind::lowpass_filter:
-      // Resampling by 2: cutoff 0.5/2, transition half-width 0.6/2 (cycles per sample).
-      return kaiser_sinc_filter(0.25, 0.3, spec.shape.back());
-  }
-  throw InputError("init-model: no rule for tensor '" + spec.name + "'");
-}
-
 // Latent statistics drawn in fp32, so the config's decimal values are exactly representable.
 void draw_stats(std::vector<double>& mean, std::vector<double>& std_, int64_t channels,
                 at::Generator& gen) {
@@ -59,14 +31,20 @@ void draw_stats(std::vector<double>& mean, std::vector<double>& std_, int64_t ch
 
 void write_component(const std::filesystem::path& cdir, const std::vector<VaeParamSpec>& specs,
                      at::Generator& gen, const nlohmann::json& config, const std::string& preset,
-                     uint64_t seed) {
+                     uint64_t seed, bool seeded) {
   std::error_code ec;
   std::filesystem::create_directories(cdir, ec);
   if (ec) throw_input(cdir.string(), "cannot create directory: " + ec.message());
+  refuse_other_weights(cdir, seeded);
+  if (seeded) {
+    io::write_seed_record(cdir, io::SeedRecord{seed, io::kSeededRule, false});
+    io::atomic_write_text(cdir / "config.json", config.dump(2) + "\n");
+    return;
+  }
+  const auto f32 = at::TensorOptions().dtype(at::kFloat);
   std::vector<io::NamedTensor> tensors;
   for (const VaeParamSpec& spec : specs) {
-    at::Tensor t = draw(spec, gen);
-    if (spec.name == "decoder.conv_post.weight_g") t = at::mul(t, kAudioOutputGain);
+    const at::Tensor t = vae_param_value(spec, [&] { return at::randn(spec.shape, gen, f32); });
     tensors.push_back({spec.name, t.contiguous()});
   }
   std::vector<at::Tensor> holder;
@@ -110,12 +88,13 @@ SeededConfigs seeded_configs(const DecoderPreset& preset, uint64_t seed) {
 }  // namespace
 
 std::filesystem::path init_decoders(const std::filesystem::path& dir, const DecoderPreset& preset,
-                                    uint64_t seed) {
+                                    uint64_t seed, bool seeded) {
   SeededConfigs s = seeded_configs(preset, seed);
   write_component(dir / "vae", video_vae_parameter_specs(s.vae), s.video_gen,
-                  video_vae_config_to_json(s.vae), preset.name, seed + kVideoSeedOffset);
+                  video_vae_config_to_json(s.vae), preset.name, seed + kVideoSeedOffset, seeded);
   write_component(dir / "audio_vae", audio_vae_parameter_specs(s.audio), s.audio_gen,
-                  audio_vae_config_to_json(s.audio), preset.name, seed + kAudioSeedOffset);
+                  audio_vae_config_to_json(s.audio), preset.name, seed + kAudioSeedOffset,
+                  seeded);
   return dir / "vae";
 }
 

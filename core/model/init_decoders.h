@@ -19,8 +19,10 @@ namespace h3p::model {
 // anti-aliasing filters computed, the audio output magnitude scaled to 0.07 so the final clamp
 // rarely bites. Latent means N(0, 0.05²) and stds 0.8 + 0.4·U(0, 1), rounded to fp32, go into
 // the configs. Returns `<dir>/vae`.
+// With `seeded`, each component gets its config and a seed record (seed + offset) instead of
+// weight files; its decoder tensors are then drawn at load time by vae_param_value's rule.
 std::filesystem::path init_decoders(const std::filesystem::path& dir, const DecoderPreset& preset,
-                                    uint64_t seed);
+                                    uint64_t seed, bool seeded = false);
 
 // What init_decoders writes, without writing: {"vae": config.json, "audio_vae": config.json,
 // "parameters": {"vae": count, "audio_vae": count}} (the configs byte for byte as written).

@@ -10,9 +10,31 @@
 #include "core/io/atomic_file.h"
 #include "core/io/aten_bridge.h"
 #include "core/model/init_decoders.h"
+#include "core/model/seeded_weights.h"
 #include "core/model/weights.h"
 
 namespace h3p::model {
+
+void refuse_other_weights(const std::filesystem::path& component_dir, bool seeded) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const bool has_record = fs::exists(component_dir / io::kSeedRecordFile, error);
+  bool has_files = false;
+  for (auto it = fs::directory_iterator(component_dir, error);
+       !error && it != fs::directory_iterator(); it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    has_files = has_files || name.ends_with(".safetensors") ||
+                name.ends_with(".safetensors.index.json");
+  }
+  if (seeded && has_files) {
+    throw_input(component_dir.string(), "holds weight files; seeded weights go in a new directory");
+  }
+  if (!seeded && has_record) {
+    throw_input(component_dir.string(),
+                std::string("holds a seed record (") + io::kSeedRecordFile +
+                    "); weight files go in a new directory");
+  }
+}
 
 std::filesystem::path init_model(const std::filesystem::path& dir, const InitModelParams& params,
                                  const std::function<void(double)>& progress) {
@@ -23,23 +45,24 @@ std::filesystem::path init_model(const std::filesystem::path& dir, const InitMod
   if (ec) throw_input(tdir.string(), "cannot create directory: " + ec.message());
 
   const TransformerConfig& config = params.preset.config;
+  refuse_other_weights(tdir, params.seeded_weights);
+  if (params.seeded_weights) {
+    io::write_seed_record(tdir, io::SeedRecord{params.seed, io::kSeededRule, params.all_fp32});
+    io::atomic_write_text(tdir / "config.json",
+                          transformer_config_to_json(config).dump(2) + "\n");
+    if (params.decoders != "none") {
+      init_decoders(dir, find_decoder_preset(params.decoders), params.seed, true);
+    }
+    if (progress) progress(1.0);
+    return tdir;
+  }
   at::Generator gen = at::detail::createCPUGenerator(params.seed);
   std::vector<io::NamedTensor> tensors;
   const auto specs = parameter_specs(config);
   std::size_t done = 0;
   for (const ParamSpec& spec : specs) {
-    at::Tensor t = at::randn(spec.shape, gen, at::TensorOptions().dtype(at::kFloat));
-    switch (spec.kind) {
-      case ParamKind::weight:
-        t = at::mul(t, 1.0 / std::sqrt(static_cast<double>(spec.fan_in)));
-        break;
-      case ParamKind::bias:
-        t = at::mul(t, 0.02);
-        break;
-      case ParamKind::norm_weight:
-        t = at::add(at::mul(t, 0.05), 1.0);
-        break;
-    }
+    const at::Tensor t =
+        param_value(spec, at::randn(spec.shape, gen, at::TensorOptions().dtype(at::kFloat)));
     const io::DType dtype = params.all_fp32 ? io::DType::F32 : spec.checkpoint_dtype;
     tensors.push_back({spec.name, t.to(io::to_scalar_type(dtype))});
     if (progress) progress(0.5 * static_cast<double>(++done) / static_cast<double>(specs.size()));

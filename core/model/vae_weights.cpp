@@ -8,6 +8,7 @@
 #include "core/common/error.h"
 #include "core/io/aten_bridge.h"
 #include "core/io/tensor_store.h"
+#include "core/model/seeded_weights.h"
 
 namespace h3p::model {
 namespace {
@@ -195,10 +196,51 @@ std::vector<VaeParamSpec> audio_vae_parameter_specs(const AudioVaeConfig& c) {
   return out;
 }
 
+at::Tensor vae_param_value(const VaeParamSpec& spec,
+                           const std::function<at::Tensor()>& unit_normal) {
+  constexpr double kAudioOutputGain = 0.07;
+  switch (spec.kind) {
+    case VaeParamKind::weight:
+      return at::mul(unit_normal(), 1.0 / std::sqrt(static_cast<double>(spec.fan_in)));
+    case VaeParamKind::bias:
+      return at::mul(unit_normal(), 0.02);
+    case VaeParamKind::norm_weight:
+    case VaeParamKind::snake_alpha:
+      return at::add(at::mul(unit_normal(), 0.05), 1.0);
+    case VaeParamKind::weight_g: {
+      const at::Tensor g = at::add(at::mul(unit_normal(), 0.05), 1.0);
+      return spec.name == "decoder.conv_post.weight_g" ? at::mul(g, kAudioOutputGain) : g;
+    }
+    case VaeParamKind::layer_scale:
+      return at::add(at::mul(unit_normal(), 0.05), 0.5);
+    case VaeParamKind::register_tokens:
+    case VaeParamKind::weight_v:
+      return unit_normal();
+    case VaeParamKind::snake_log:
+      return at::mul(unit_normal(), 0.1);
+    case VaeParamKind::zero:
+      return at::zeros(spec.shape, at::TensorOptions().dtype(at::kFloat));
+    case VaeParamKind::lowpass_filter:
+      // Resampling by 2: cutoff 0.5/2, transition half-width 0.6/2 (cycles per sample).
+      return kaiser_sinc_filter(0.25, 0.3, spec.shape.back());
+  }
+  throw InputError("no initialisation rule for tensor '" + spec.name + "'");
+}
+
 std::map<std::string, at::Tensor> load_decoder_tensors(const std::filesystem::path& dir,
                                                        const std::vector<VaeParamSpec>& specs,
                                                        const at::Device& device) {
   const std::string origin = dir.string();
+  if (const auto record = io::read_seed_record(dir)) {
+    std::map<std::string, at::Tensor> drawn;
+    for (const VaeParamSpec& spec : specs) {
+      if (!spec.decoder) continue;
+      const at::Tensor value = vae_param_value(
+          spec, [&] { return seeded_unit_normal(spec.shape, record->seed, spec.name, device); });
+      drawn.emplace(spec.name, value.to(device));
+    }
+    return drawn;
+  }
   std::map<std::string, const VaeParamSpec*> by_name;
   for (const auto& s : specs) by_name.emplace(s.name, &s);
   io::TensorStore store = io::TensorStore::open(dir, kWeightsStem);

@@ -4,6 +4,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -41,10 +42,19 @@ struct VaeParamSpec {
 std::vector<VaeParamSpec> video_vae_parameter_specs(const VideoVaeConfig& config);
 std::vector<VaeParamSpec> audio_vae_parameter_specs(const AudioVaeConfig& config);
 
+// A tensor's value by its kind, drawing unit-variance values of its shape from `unit_normal`
+// only for the kinds that need them (the zero key bias and the filters are computed): the rule
+// of init-model (a CPU generator) and of seeded weights (seeded_unit_normal). The audio
+// decoder's output magnitude (conv_post.weight_g) is scaled to 0.07 so the final clamp rarely
+// bites.
+at::Tensor vae_param_value(const VaeParamSpec& spec,
+                           const std::function<at::Tensor()>& unit_normal);
+
 // The decoder tensors of one component directory (config.json + single or sharded
 // `diffusion_pytorch_model` safetensors), fp32, on `device`. Every decoder tensor of `specs`
 // must be present with its shape and a floating dtype; encoder tensors are skipped unread;
-// any other name is refused. Throws InputError naming the directory and the tensor.
+// any other name is refused. A directory with a seed record (seeded_weights.h) instead draws
+// the decoder tensors on `device`. Throws InputError naming the directory and the tensor.
 std::map<std::string, at::Tensor> load_decoder_tensors(const std::filesystem::path& dir,
                                                        const std::vector<VaeParamSpec>& specs,
                                                        const at::Device& device);

@@ -2,9 +2,12 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
+
 #include "core/common/error.h"
 #include "core/io/aten_bridge.h"
 #include "core/io/tensor_store.h"
+#include "core/model/seeded_weights.h"
 
 namespace h3p::model {
 namespace {
@@ -160,11 +163,33 @@ TransformerWeights assemble_weights(const TransformerConfig& config,
   return w;
 }
 
+at::Tensor param_value(const ParamSpec& spec, const at::Tensor& unit_normal) {
+  switch (spec.kind) {
+    case ParamKind::weight:
+      return at::mul(unit_normal, 1.0 / std::sqrt(static_cast<double>(spec.fan_in)));
+    case ParamKind::bias:
+      return at::mul(unit_normal, 0.02);
+    case ParamKind::norm_weight:
+      return at::add(at::mul(unit_normal, 0.05), 1.0);
+  }
+  throw InputError("no initialisation rule for parameter '" + spec.name + "'");
+}
+
 LoadedTransformer load_transformer(const std::filesystem::path& transformer_dir,
                                    const at::Device& device) {
   LoadedTransformer out;
   out.dir = transformer_dir;
   out.config = load_transformer_config(transformer_dir / "config.json");
+  if (const auto record = io::read_seed_record(transformer_dir)) {
+    std::map<std::string, at::Tensor> tensors;
+    for (const ParamSpec& spec : parameter_specs(out.config)) {
+      const at::Tensor unit = seeded_unit_normal(spec.shape, record->seed, spec.name, device);
+      const io::DType dtype = record->all_fp32 ? io::DType::F32 : spec.checkpoint_dtype;
+      tensors.emplace(spec.name, param_value(spec, unit).to(io::to_scalar_type(dtype)));
+    }
+    out.weights = assemble_weights(out.config, std::move(tensors), transformer_dir.string());
+    return out;
+  }
   io::TensorStore store = io::TensorStore::open(transformer_dir, kWeightsStem);
   std::map<std::string, at::Tensor> tensors;
   for (const std::string& name : store.names()) {

@@ -28,6 +28,10 @@ struct ParamSpec {
 // Every parameter of MiniMaxH3Transformer3DModel for `config`, in a fixed order.
 std::vector<ParamSpec> parameter_specs(const TransformerConfig& config);
 
+// A parameter's value from unit-variance draws of its shape (fp32): weights N(0, 1/fan_in),
+// biases N(0, 0.02²), norm weights 1 + N(0, 0.05²). The rule of init-model and seeded weights.
+at::Tensor param_value(const ParamSpec& spec, const at::Tensor& unit_normal);
+
 struct AttentionWeights {
   at::Tensor to_q, to_k, to_v, to_out, norm_q, norm_k;
 };
@@ -64,7 +68,8 @@ TransformerWeights assemble_weights(const TransformerConfig& config,
                                     std::map<std::string, at::Tensor> tensors,
                                     const std::string& origin);
 
-// Loads transformer/ (config.json + single or sharded safetensors) onto `device`.
+// Loads transformer/ (config.json + single or sharded safetensors) onto `device`; a directory
+// with a seed record (seeded_weights.h) instead draws every parameter on `device`.
 struct LoadedTransformer {
   TransformerConfig config;
   TransformerWeights weights;

@@ -74,12 +74,15 @@ std::string GenerateParams::describe() const {
 }
 
 fs::path materialise_model(const contract::Contract& contract, const fs::path& runs_root) {
-  if (!contract.model_is_preset()) return contract.model_path();
-  const fs::path dir = runs_root / "models" / contract.model_preset();
+  const auto builtin = contract.builtin_model();
+  if (!builtin) return contract.model_path();
+  const fs::path dir = runs_root / "models" / builtin->directory_name();
   if (fs::exists(dir / "transformer" / "config.json")) return dir;
   model::InitModelParams params;
-  params.preset = model::find_preset(contract.model_preset());
-  params.seed = params.preset.seed;
+  params.preset = model::find_preset(builtin->preset, builtin->layers.value_or(-1));
+  params.seed = builtin->seed.value_or(params.preset.seed);
+  params.decoders = builtin->decoders.empty() ? params.decoders : builtin->decoders;
+  params.seeded_weights = builtin->seeded;
   model::init_model(dir, params);
   return dir;
 }

@@ -90,8 +90,9 @@ struct GenerateResult {
 // InputError naming the changed fields and the differing output, unless accept_new_numerics.
 GenerateResult generate_run(const GenerateParams& params, const ops::OpSetPtr& candidate);
 
-// The model directory a contract names: a preset materialises once under
-// `<runs_root>/models/<preset>` (init-model with the preset's seed); a path is returned as is.
+// The model directory a contract names: a built-in model materialises once under
+// `<runs_root>/models/<directory_name()>` (init-model with its settings; seeded weights write
+// only configs and seed records); a path is returned as is.
 std::filesystem::path materialise_model(const contract::Contract& contract,
                                         const std::filesystem::path& runs_root);
 

@@ -8,6 +8,7 @@
 
 #include "core/common/error.h"
 #include "core/io/sha256.h"
+#include "core/io/seed_record.h"
 #include "core/runs/compiled_sources.h"
 
 namespace h3p::runs {
@@ -17,7 +18,8 @@ namespace {
 using nlohmann::json;
 
 bool is_weight_file(const std::string& name) {
-  return name.ends_with(".safetensors") || name.ends_with(".safetensors.index.json");
+  return name.ends_with(".safetensors") || name.ends_with(".safetensors.index.json") ||
+         name == io::kSeedRecordFile;
 }
 
 std::string field_error(const std::string& context, const std::string& field,
@@ -83,7 +85,10 @@ ModelIdentity compute_identity(const std::filesystem::path& transformer_dir) {
     if (is_weight_file(name) && it->is_regular_file()) names.push_back(name);
   }
   if (error) throw_input(context, "cannot list directory: " + error.message());
-  if (names.empty()) throw_input(context, "no *.safetensors or *.safetensors.index.json file");
+  if (names.empty()) {
+    throw_input(context, std::string("no *.safetensors, *.safetensors.index.json or ") +
+                             io::kSeedRecordFile + " file");
+  }
   std::sort(names.begin(), names.end());
 
   // Step 2: digests.
@@ -94,6 +99,9 @@ ModelIdentity compute_identity(const std::filesystem::path& transformer_dir) {
     weights.update(std::string_view(name + " " + sha + "\n"));
   }
   identity.weights_digest = weights.hex_digest();
+  if (const auto record = io::read_seed_record(transformer_dir)) {
+    identity.weights_source = record->describe();
+  }
   const auto config = transformer_dir / "config.json";
   if (!std::filesystem::is_regular_file(config, error)) {
     throw_input(context, "no config.json");
@@ -107,16 +115,18 @@ ModelIdentity compute_identity(const std::filesystem::path& transformer_dir) {
 json identity_to_json(const ModelIdentity& identity) {
   json files = json::object();
   for (const auto& [path, sha] : identity.source_files) files[path] = sha;
-  return {{"weights_digest", identity.weights_digest},
-          {"config_digest", identity.config_digest},
-          {"sources_digest", identity.sources_digest},
-          {"source_files", std::move(files)}};
+  json out = {{"weights_digest", identity.weights_digest},
+              {"config_digest", identity.config_digest},
+              {"sources_digest", identity.sources_digest},
+              {"source_files", std::move(files)}};
+  if (!identity.weights_source.empty()) out["weights_source"] = identity.weights_source;
+  return out;
 }
 
 ModelIdentity identity_from_json(const json& value, const std::string& context) {
   if (!value.is_object()) throw InputError(field_error(context, "identity", "must be an object"));
   static const std::set<std::string> allowed = {"weights_digest", "config_digest", "sources_digest",
-                                                "source_files"};
+                                                "source_files", "weights_source"};
   for (const auto& [key, item] : value.items()) {
     if (!allowed.contains(key)) {
       throw InputError(field_error(context, "identity." + key, "unknown field"));
@@ -143,6 +153,12 @@ ModelIdentity identity_from_json(const json& value, const std::string& context) 
   if (sources_digest_of(identity.source_files) != identity.sources_digest) {
     throw InputError(field_error(context, "identity.sources_digest",
                                  "does not match source_files (edited or corrupt)"));
+  }
+  if (auto source = value.find("weights_source"); source != value.end()) {
+    if (!source->is_string() || source->get<std::string>().empty()) {
+      throw InputError(field_error(context, "identity.weights_source", "must be a non-empty string"));
+    }
+    identity.weights_source = source->get<std::string>();
   }
   return identity;
 }

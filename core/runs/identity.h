@@ -16,15 +16,18 @@ struct ModelIdentity {
   std::string config_digest;   // sha256 of config.json
   std::string sources_digest;  // sources_digest_of(source_files)
   std::map<std::string, std::string> source_files;  // path relative to the source root -> sha256
+  // Empty for weight files; SeedRecord::describe() for seeded weights (drawn, never stored).
+  std::string weights_source;
 
   bool operator==(const ModelIdentity&) const = default;
 };
 
 // Digest of a transformer directory plus this binary's compiled-in model sources.
 // Weights digest: SHA-256 over the lines "<file name> <sha256 of the file>\n", sorted by file
-// name, for every *.safetensors and *.safetensors.index.json directly inside `transformer_dir`.
-// Config digest: sha256 of transformer_dir/config.json. Reads every weight byte (about a
-// minute for the released 62 GB). Throws InputError naming the directory when it has no
+// name, for every *.safetensors and *.safetensors.index.json directly inside `transformer_dir`,
+// and its seed record (h3parity-seeded-weights.json) when the weights are seeded, which also
+// sets weights_source. Config digest: sha256 of transformer_dir/config.json. Reads every
+// weight byte (about a minute for the released 62 GB). Throws InputError naming the directory when it has no
 // config.json or no weight file, or a file that cannot be read.
 ModelIdentity compute_identity(const std::filesystem::path& transformer_dir);
 
@@ -38,7 +41,8 @@ const std::string& compiled_model_sources_digest();
 // SHA-256 over the lines "<path> <sha256>\n" of `files` in key order (the map's order).
 std::string sources_digest_of(const std::map<std::string, std::string>& files);
 
-// {"weights_digest", "config_digest", "sources_digest", "source_files": {path: sha256}}.
+// {"weights_digest", "config_digest", "sources_digest", "source_files": {path: sha256}}, plus
+// "weights_source" when it is not empty.
 nlohmann::json identity_to_json(const ModelIdentity& identity);
 
 // Inverse of identity_to_json. Validates keys (unknown ones refused), 64-hex digests, and that

@@ -117,8 +117,8 @@ model::CallOutputs read_outputs(const io::SafetensorsFile& file, const model::Ca
 
 // The text width of the model the import names, read without materialising a preset.
 int64_t text_dim_of(const ImportParams& p) {
-  if (p.model.empty() && p.contract.model_is_preset()) {
-    return model::find_preset(p.contract.model_preset()).config.text_dim;
+  if (p.model.empty() && p.contract.model_is_builtin()) {
+    return model::find_preset(p.contract.builtin_model()->preset).config.text_dim;
   }
   const fs::path model = p.model.empty() ? p.contract.model_path() : p.model;
   return model::load_transformer_config(model::resolve_transformer_dir(model) / "config.json")

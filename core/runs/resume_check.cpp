@@ -166,7 +166,7 @@ ResumeCheckResult run_resume_check(const ResumeCheckParams& p, const ops::OpSetP
   auto scenario_root = [&](const std::string& name) {
     const fs::path root = result.scratch / name;
     fs::create_directories(root);
-    if (g.contract.model_is_preset()) {
+    if (g.contract.model_is_builtin()) {
       fs::create_directory_symlink(fs::absolute(g.runs_root / "models"), root / "models");
     }
     return root;

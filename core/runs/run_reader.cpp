@@ -1,6 +1,7 @@
 #include "core/runs/run_reader.h"
 
 #include "core/common/error.h"
+#include "core/contract/builtin_model.h"
 #include "core/model/call_file.h"
 #include "core/runs/run_inputs.h"
 
@@ -27,12 +28,12 @@ std::filesystem::path RunReader::model_dir() const {
   auto it = manifest_.environment.find("model");
   if (it == manifest_.environment.end() || !it->is_string()) return {};
   const std::string model = it->get<std::string>();
-  const std::string preset = "preset:";
-  if (model.rfind(preset, 0) == 0) {
-    // Presets materialise under RUNS/models/<name>; the run is RUNS/<contract>/<impl>/seed-<n>.
+  if (const auto builtin = contract::parse_builtin_model(model)) {
+    // Built-in models materialise under RUNS/models/<name>; the run is
+    // RUNS/<contract>/<impl>/seed-<n>.
     const auto runs_root = std::filesystem::absolute(paths_.root()).lexically_normal()
                                .parent_path().parent_path().parent_path();
-    return runs_root / "models" / model.substr(preset.size());
+    return runs_root / "models" / builtin->directory_name();
   }
   return model;
 }

@@ -59,7 +59,7 @@ void write_run_contract(const RunPaths& paths, const contract::Contract& c) {
 }
 
 std::string model_record(const contract::Contract& c, const fs::path& transformer_dir) {
-  return c.model_is_preset() ? c.model
+  return c.model_is_builtin() ? c.model
                              : fs::absolute(transformer_dir).lexically_normal().string();
 }
 

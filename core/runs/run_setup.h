@@ -39,9 +39,9 @@ void write_run_inputs(const RunPaths& paths, const sampling::InitialNoise& noise
 // when missing.
 void write_run_contract(const RunPaths& paths, const contract::Contract& contract);
 
-// What the manifest's environment.model records: the preset ("preset:tiny", location-free so
-// runs under different runs directories stay byte-identical), else the absolute transformer
-// directory.
+// What the manifest's environment.model records: the built-in model ("preset:tiny",
+// location-free so runs under different runs directories stay byte-identical), else the
+// absolute transformer directory.
 std::string model_record(const contract::Contract& contract,
                          const std::filesystem::path& transformer_dir);
 

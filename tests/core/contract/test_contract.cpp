@@ -60,8 +60,8 @@ class TestContract : public QObject {
     const fs::path path = fs::path(H3P_SOURCE_DIR) / "resources/contracts/demo.json";
     const auto c = contract::load_contract(path);
     QCOMPARE(c.name, std::string("demo"));
-    QVERIFY(c.model_is_preset());
-    QCOMPARE(c.model_preset(), std::string("tiny"));
+    QVERIFY(c.model_is_builtin());
+    QCOMPARE(c.builtin_model()->preset, std::string("tiny"));
     QVERIFY(c.model_path().empty());
     QVERIFY(!c.prompt.empty());
     QCOMPARE(c.text_tokens, std::int64_t{12});
@@ -86,13 +86,37 @@ class TestContract : public QObject {
     QCOMPARE(c.height, 768);
     QCOMPARE(c.frames, 124);
     QVERIFY(c.require_gate);
-    QVERIFY(!c.model_is_preset());
+    QVERIFY(!c.model_is_builtin());
     QVERIFY(c.prompt.empty());
     QCOMPARE(c.text_tokens, std::int64_t{0});
     QCOMPARE(c.model_path(), (dir / "models/MiniMax-H3").lexically_normal());
     QCOMPARE(c.conditioning_path(),
              (dir / "conditioning/h3-reference.safetensors").lexically_normal());
     QVERIFY(c.reference_image_path().empty());
+  }
+
+  void builtin_models_parse_and_name_their_directories() {
+    const auto plain = contract::parse_builtin_model("preset:tiny");
+    QVERIFY(plain && !plain->seeded && !plain->layers && !plain->seed);
+    QCOMPARE(plain->directory_name(), std::string("tiny"));  // where runs already find it
+
+    const auto seeded = contract::parse_builtin_model("seeded:full-shape?layers=50&seed=7&decoders=released");
+    QVERIFY(seeded && seeded->seeded);
+    QCOMPARE(seeded->preset, std::string("full-shape"));
+    QCOMPARE(*seeded->layers, int64_t{50});
+    QCOMPARE(*seeded->seed, uint64_t{7});
+    QCOMPARE(seeded->decoders, std::string("released"));
+    QCOMPARE(seeded->directory_name(), std::string("seeded-full-shape-l50-s7-released"));
+
+    const auto layers_only = contract::parse_builtin_model("preset:full-shape?layers=4");
+    QCOMPARE(layers_only->directory_name(), std::string("full-shape-l4"));
+    QVERIFY(!contract::parse_builtin_model("models/seeded:x").has_value());  // a directory
+
+    json j = mutated(valid_json(), "model", "seeded:tiny?seed=3");
+    const auto c = contract::parse_contract(j, "/some/dir/c.json");
+    QVERIFY(c.model_is_builtin());
+    QVERIFY(c.model_path().empty());
+    QCOMPARE(c.builtin_model()->directory_name(), std::string("seeded-tiny-s3"));
   }
 
   void absolute_paths_are_kept() {
@@ -130,6 +154,18 @@ class TestContract : public QObject {
     row("model missing", "model", "<remove>", "model", "missing");
     row("model empty", "model", R"("")", "model", "must not be empty");
     row("model unknown preset", "model", R"("preset:huge")", "model", "unknown preset 'huge'");
+    row("seeded unknown preset", "model", R"("seeded:huge?layers=2")", "model",
+        "unknown preset 'huge'");
+    row("seeded layers zero", "model", R"("seeded:full-shape?layers=0")", "model", "1..1000");
+    row("seeded layers text", "model", R"("seeded:full-shape?layers=many")", "model",
+        "not a non-negative integer");
+    row("seeded unknown setting", "model", R"("seeded:tiny?depth=2")", "model",
+        "setting 'depth': unknown");
+    row("seeded repeated setting", "model", R"("seeded:tiny?seed=1&seed=2")", "model",
+        "given twice");
+    row("seeded unknown decoders", "model", R"("seeded:tiny?decoders=huge")", "model",
+        "unknown 'huge'");
+    row("seeded no value", "model", R"("seeded:tiny?seed")", "model", "expected key=value");
     row("prompt and file", "conditioning_file", R"("c.safetensors")", "conditioning_file",
         "not both");
     row("prompt missing", "prompt", "<remove>", "prompt", "either");

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "core/model/seeded_weights.h"
+#include "core/model/weights.h"
 #include "core/ops/group_ops.h"
 #include "core/ops/impl_spec.h"
 #include "core/ops/provider_ops.h"
@@ -374,6 +376,28 @@ void test_group_ops() {
 
 }  // namespace
 
+// Seeded weights draw the same bits on the GPU as on the CPU (integer hashing and exactly
+// rounded fp32 steps), across the chunk boundary and after the bf16 rounding of a parameter.
+void test_seeded_weights() {
+  for (const auto& [shape, stream] :
+       std::vector<std::pair<std::vector<int64_t>, std::string>>{
+           {{9'000'000}, "long"}, {{7168, 5376}, "transformer_blocks.0.attn.to_q.weight"},
+           {{3, 5}, "short"}}) {
+    const at::Tensor cpu = model::seeded_unit_normal(shape, 20261204, stream, at::kCPU);
+    const at::Tensor gpu = model::seeded_unit_normal(shape, 20261204, stream, at::kCUDA);
+    expect(at::equal(cpu, gpu.cpu()), "seeded draw '" + stream + "' " +
+                                          std::to_string(cpu.numel()) + " values: CUDA = CPU");
+  }
+  const model::ParamSpec spec{"transformer_blocks.3.ff.net.0.proj.weight", {28672, 5376},
+                              io::DType::BF16, model::ParamKind::weight, 5376};
+  auto drawn = [&](const at::Device& device) {
+    return model::param_value(spec, model::seeded_unit_normal(spec.shape, 9, spec.name, device))
+        .to(at::kBFloat16);
+  };
+  expect(at::equal(drawn(at::kCPU), drawn(at::kCUDA).cpu()),
+         "seeded bf16 parameter (28672x5376): CUDA = CPU");
+}
+
 int main() {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
@@ -382,7 +406,8 @@ int main() {
   }
   at::manual_seed(20261202);
   std::vector<std::pair<const char*, std::function<void()>>> suites = {
-      {"attention", test_attention}, {"gemm", test_gemm}, {"group ops", test_group_ops}};
+      {"attention", test_attention}, {"gemm", test_gemm}, {"group ops", test_group_ops},
+      {"seeded weights", test_seeded_weights}};
   for (Rounding r : {Rounding::once, Rounding::provider_fused_norm,
                      Rounding::provider_composite_norm}) {
     suites.emplace_back("memory-bound", [r] { test_memory_bound(r); });
