@@ -1,5 +1,7 @@
 // `h3parity generate`: one seed of a contract with one impl spec; resumable.
+#include <chrono>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "app/cli/plugin_options.h"
 #include "app/cli/candidate.h"
@@ -7,9 +9,68 @@
 #include "app/cli/progress.h"
 #include "app/cli/stop_signals.h"
 #include "core/common/error.h"
+#include "core/io/atomic_file.h"
+#include "core/ops/device.h"
 #include "core/runs/generation.h"
 
 namespace h3p::cli {
+namespace {
+
+// What `generate --timings` writes: the stages and calls of this process, as they happen.
+class TimingLog {
+ public:
+  explicit TimingLog(const std::string& device)
+      : device_(ops::resolve_device(device)), start_(Clock::now()), last_(start_) {
+    ops::reset_peak_memory(device_);
+  }
+
+  void stage(const std::string& name, double seconds) {
+    json_["stages"][name + "_seconds"] = seconds;
+    last_ = Clock::now();
+  }
+
+  // One call: its own time and the wall time since the previous event (inputs, call, save).
+  void step(const runs::StepEvent& e) {
+    const auto now = Clock::now();
+    json_["calls"].push_back({{"step", e.step},
+                              {"replayed", e.replayed},
+                              {"seconds", e.seconds},
+                              {"wall_seconds", seconds(last_, now)}});
+    last_ = now;
+  }
+
+  // Adds totals, peak memory and the run's step-store bytes; written atomically.
+  void write(const std::filesystem::path& file, const std::filesystem::path& run_dir) {
+    namespace fs = std::filesystem;
+    json_["total_seconds"] = seconds(start_, Clock::now());
+    const ops::PeakMemory peak = ops::peak_memory(device_);
+    json_["peak_host_bytes"] = peak.host_bytes;
+    if (peak.device_bytes) json_["peak_device_bytes"] = *peak.device_bytes;
+    std::uintmax_t bytes = 0;
+    std::error_code error;
+    for (fs::recursive_directory_iterator it(run_dir / "steps", error), end; !error && it != end;
+         it.increment(error)) {
+      if (it->is_regular_file(error)) bytes += it->file_size(error);
+    }
+    json_["step_store_bytes"] = bytes;
+    json_["device"] = device_.str();
+    // RUNS-relative: <contract>/<impl spec>/seed-<n>.
+    json_["run"] = (run_dir.parent_path().parent_path().filename() /
+                    run_dir.parent_path().filename() / run_dir.filename()).string();
+    io::atomic_write_text(file, json_.dump(2) + "\n");
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  static double seconds(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  }
+  at::Device device_;
+  Clock::time_point start_, last_;
+  nlohmann::json json_ = {{"stages", nlohmann::json::object()}, {"calls", nlohmann::json::array()}};
+};
+
+}  // namespace
 
 void add_generate(CLI::App& app, Action& action, const GlobalOptions& global) {
   struct Options {
@@ -20,6 +81,7 @@ void add_generate(CLI::App& app, Action& action, const GlobalOptions& global) {
     bool accept_new_numerics = false;
     std::string gate;
     bool skip_gate = false;
+    std::string timings;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
@@ -48,6 +110,10 @@ void add_generate(CLI::App& app, Action& action, const GlobalOptions& global) {
   cmd->add_flag("--skip-gate", opt->skip_gate,
                 "start without a passed gate although the contract requires it (recorded in "
                 "the manifest)")->excludes(gate);
+  cmd->add_option("--timings", opt->timings,
+                  "write this process's stage times as JSON: identity hashing, model load, each "
+                  "call (and its wall time with input building and saving), decode, peak host "
+                  "and device memory, step-store bytes");
   cmd->callback([&action, &global, opt] {
     action = [&global, opt] {
       runs::GenerateParams params;
@@ -84,7 +150,12 @@ void add_generate(CLI::App& app, Action& action, const GlobalOptions& global) {
       params.skip_gate = opt->skip_gate;
       params.stop_requested = &install_stop_signals();
       ProgressBar bar("seed " + std::to_string(params.seed), parse_progress_mode(global.progress));
+      TimingLog timings(params.device);
+      params.on_stage = [&](const std::string& stage, double seconds) {
+        timings.stage(stage, seconds);
+      };
       params.on_step = [&](const runs::StepEvent& e) {
+        timings.step(e);
         bar.update(static_cast<double>(e.step + 1) / e.num_calls,
                    "step " + std::to_string(e.step + 1) + "/" + std::to_string(e.num_calls) +
                        (e.replayed ? " (replayed)" : ""));
@@ -108,6 +179,7 @@ void add_generate(CLI::App& app, Action& action, const GlobalOptions& global) {
       if (r.segment > 0) {
         std::printf("segments: %s%s\n", r.segments.c_str(), r.mixed ? " - the run is mixed" : "");
       }
+      if (!opt->timings.empty()) timings.write(opt->timings, r.run_dir);
       return 0;
     };
   });

@@ -38,6 +38,11 @@ void configure_threads() {
 
 std::string describe_device(const at::Device& device) { return device.str(); }
 
+void wait_for_device(const at::Device& device) {
+  // Reading a value back waits on the device's current stream, where ATen queued the work.
+  if (!device.is_cpu()) (void)at::zeros({1}, at::TensorOptions().device(device)).item<float>();
+}
+
 void reset_peak_memory(const at::Device& device) {
   std::ofstream("/proc/self/clear_refs") << "5";  // resets VmHWM (Linux 4.0+); ignored elsewhere
 #ifdef H3P_HAVE_C10_CUDA

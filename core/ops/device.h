@@ -18,6 +18,10 @@ void configure_threads();
 // "cpu" or "cuda:0 (<device name>)" for manifests.
 std::string describe_device(const at::Device& device);
 
+// Returns when the work queued on `device` so far has finished (a no-op on the CPU): for wall
+// times of asynchronous stages.
+void wait_for_device(const at::Device& device);
+
 // This process's peak memory since the last reset_peak_memory: resident host bytes (VmHWM)
 // and, on a CUDA device of a CUDA build, the bytes LibTorch's caching allocator had allocated
 // at most (unset on CPU).

@@ -40,6 +40,21 @@ namespace h3p::runs {
 namespace fs = std::filesystem;
 namespace {
 
+// Wall time of consecutive stages.
+class Stopwatch {
+ public:
+  // Seconds since construction or the previous lap.
+  double lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return seconds;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 double rms(const at::Tensor& t) {
   return t.numel() == 0 ? 0.0 : std::sqrt(t.to(at::kDouble).pow(2).mean().item<double>());
 }
@@ -95,14 +110,19 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
   ops::resolve_group_ops(spec, candidate);
   const fs::path model_dir = materialise_model(p.contract, p.runs_root);
   const fs::path transformer_dir = model::resolve_transformer_dir(model_dir);
+  Stopwatch stage;
   const ModelIdentity identity = compute_identity(transformer_dir);
+  if (p.on_stage) p.on_stage("identity", stage.lap());
   // The numerical gate, when the contract requires it: refused before anything is written.
   const nlohmann::json gate =
       check_generation_gate(p.contract, model_dir, identity, spec, device.str(),
                             {p.gate_file, p.skip_gate});
+  stage.lap();
   auto loaded = model::load_transformer(transformer_dir, device);
   const model::Transformer transformer(loaded.config, std::move(loaded.weights));
   CallRunner calls(transformer, spec, candidate, device, p.fused_candidate);
+  ops::wait_for_device(device);
+  if (p.on_stage) p.on_stage("load", stage.lap());
 
   // 2. The request: geometry, conditioning, plan.
   const contract::Contract& c = p.contract;
@@ -290,8 +310,10 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
 
   // 8. Decoded video and audio, when the model has its decoders (vae/, audio_vae/); decoded
   // again only when the latents changed or the decoded files are incomplete.
+  stage.lap();
   result.decoded = decode_run_outputs(paths, model_dir, latents, device, c.fps,
                                       c.audio_sample_rate, latents_changed, p.on_decode);
+  if (p.on_stage && result.decoded) p.on_stage("decode", stage.lap());
   return result;
 }
 

@@ -51,6 +51,9 @@ struct GenerateParams {
   // Called once before the final latents are decoded, with what is decoded and, on CPU, how
   // long it should take (runs::decode_run_outputs).
   std::function<void(const std::string&)> on_decode;
+  // Called after each stage done in this process with its wall time in seconds: "identity"
+  // (hashing the weights), "load" (the transformer onto the device), "decode" (when it ran).
+  std::function<void(const std::string&, double)> on_stage;
   const std::atomic<bool>* stop_requested = nullptr;     // checked between steps
   // Contracts with require_gate: the gate result to check (empty: gate.json next to the
   // model) and the override that starts without one; what was used is recorded in the

@@ -41,7 +41,19 @@ PY
 grep -qi "psnr" cmp.txt || fail "compare printed no figures: $(cat cmp.txt)"
 
 # 3. Drawn again in a fresh runs directory: every file of the run byte-identical.
-"$H3P_CLI" --progress none generate --contract c.json --impl provider --seed 42 --runs R2 >/dev/null
+"$H3P_CLI" --progress none generate --contract c.json --impl provider --seed 42 --runs R2 \
+  --timings t.json >/dev/null
+python3 - t.json R2/demo/provider/seed-42 <<'PY'
+import json, os, sys
+t = json.load(open(sys.argv[1]))
+assert set(t["stages"]) == {"identity_seconds", "load_seconds", "decode_seconds"}, t["stages"]
+assert [c["step"] for c in t["calls"]] == list(range(5)), t["calls"]
+assert all(0 < c["seconds"] <= c["wall_seconds"] <= t["total_seconds"] for c in t["calls"]), t
+assert t["peak_host_bytes"] > 0 and "peak_device_bytes" not in t, t
+steps = os.path.join(sys.argv[2], "steps")
+assert t["step_store_bytes"] == sum(os.path.getsize(os.path.join(steps, f)) for f in os.listdir(steps))
+assert t["run"] == "demo/provider/seed-42", t["run"]
+PY
 diff <(tree_digest $run) <(tree_digest R2/demo/provider/seed-42) \
   || fail "a seeded run is not reproducible across runs directories"
 # A second generate of the same run replays it from disk.
