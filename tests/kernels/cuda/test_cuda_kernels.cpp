@@ -6,6 +6,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -398,7 +399,9 @@ void test_seeded_weights() {
          "seeded bf16 parameter (28672x5376): CUDA = CPU");
 }
 
-int main() {
+// usage: test_cuda_kernels [SUITE...] (default: every suite)
+int main(int argc, char** argv) {
+  const std::vector<std::string> only(argv + 1, argv + argc);
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("skip: no CUDA device\n");
@@ -415,6 +418,7 @@ int main() {
     suites.emplace_back("block", [r] { test_block(r); });
   }
   for (const auto& [name, run] : suites) {
+    if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
     try {
       run();
     } catch (const std::exception& e) {
