@@ -1,16 +1,17 @@
 # Shared by the full-size evidence scripts (sourced): a timing log and a full-shape model with a
 # 1344x768x124 contract over it.
-#   timed LABEL COMMAND...        runs it, appends "LABEL: N ms" to $log
+#   timed LABEL COMMAND...        runs it, appends "LABEL: N ms" to $log, returns its status
 #   full_size_setup CLI OUT LAYERS STEPS
 #                                 sets work ($H3P_WORK or a new temporary directory) and log
 #                                 (OUT/timing.log, emptied); init-model full-shape with LAYERS
 #                                 blocks in $work/model (timed) and the demo contract at 1344x768
 #                                 with STEPS grid points, seed 42, named "full", in $work/full.json
 timed() {
-  local label=$1 start; shift
+  local label=$1 start status=0; shift
   start=$(date +%s%N)
-  "$@"
+  "$@" || status=$?
   echo "$label: $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$log"
+  return $status
 }
 
 full_size_setup() {
