@@ -12,6 +12,9 @@
 #include "app/cli/compare_setup.h"
 #include "app/cli/embedded_contracts.h"
 #include "app/cli/progress.h"
+#ifndef H3P_HAVE_MEDIA
+#include "app/cli/video_module.h"
+#endif
 #include "core/common/error.h"
 #include "core/io/atomic_file.h"
 #include "core/metrics/compare/compare_output.h"
@@ -19,7 +22,7 @@
 #include "core/metrics/compare/run_compare.h"
 #include "core/metrics/yuv_swscale_exact.h"
 #ifdef H3P_HAVE_MEDIA
-#include "core/media/video_decode.h"
+#include "core/media/video_stream.h"
 #include "core/media/yuv_swscale.h"
 #endif
 
@@ -42,8 +45,9 @@ compare::CompareParams base_compare_params(const GlobalOptions& global,
     params.clip.yuv = [] { return metrics::make_swscale_exact_yuv_converter(); };
   }
 #ifdef H3P_HAVE_MEDIA
-  params.decode_video = [](const std::filesystem::path& video, const std::filesystem::path& out,
-                           int rate) { media::decode_video_file(video, out, rate); };
+  params.decode_video = [](const std::filesystem::path& video, int rate) {
+    return media::start_video_decode(video, rate);
+  };
   if (yuv == "libswscale") params.clip.yuv = [] { return media::make_swscale_yuv_converter(); };
 #else
   if (yuv == "libswscale") throw InputError("--yuv: libswscale: this build has no FFmpeg");
@@ -53,22 +57,30 @@ compare::CompareParams base_compare_params(const GlobalOptions& global,
 
 namespace {
 
-// Whether this executable lacks what comparing `pairs` needs: per-step series (two runs) or
-// FFmpeg (a video file, or --yuv libswscale).
-bool lacks_for(const std::vector<std::pair<std::filesystem::path, std::filesystem::path>>& pairs,
-               const std::string& yuv, const GlobalOptions& global) {
+using Pairs = std::vector<std::pair<std::filesystem::path, std::filesystem::path>>;
+
+bool has_video_file(const Pairs& pairs) {
+  for (const auto& [candidate, provider] : pairs) {
+    if (std::filesystem::is_regular_file(candidate) || std::filesystem::is_regular_file(provider)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether this executable lacks what comparing `pairs` needs: per-step series (two runs), a
+// video decoder (a video file) or FFmpeg itself (--yuv libswscale).
+bool lacks_for(const Pairs& pairs, const std::string& yuv, const GlobalOptions& global,
+               bool decodes_video) {
 #ifdef H3P_HAVE_MEDIA
   constexpr bool kMedia = true;
 #else
   constexpr bool kMedia = false;
 #endif
   if (!kMedia && yuv == "libswscale") return true;
+  if (!decodes_video && has_video_file(pairs)) return true;
   for (const auto& [candidate, provider] : pairs) {
     if (!global.step_series && compare::is_run(candidate) && compare::is_run(provider)) {
-      return true;
-    }
-    if (!kMedia && (std::filesystem::is_regular_file(candidate) ||
-                    std::filesystem::is_regular_file(provider))) {
       return true;
     }
   }
@@ -119,7 +131,7 @@ void add_compare(CLI::App& app, Action& action, const GlobalOptions& global) {
                   "(libswscale's conversion as the ffmpeg CLI does it, reimplemented byte for "
                   "byte), libswscale (through the library; needs media) or builtin")
       ->capture_default_str();
-  cmd->add_option("--work", opt->work, "keep video files decoded here (default: a temporary directory)");
+  cmd->add_option("--work", opt->work, "also keep video files decoded here, as decoded-frames directories");
   cmd->callback([&action, &global, opt] {
     action = [&global, opt] {
       std::vector<std::filesystem::path> candidates, providers;
@@ -134,9 +146,15 @@ void add_compare(CLI::App& app, Action& action, const GlobalOptions& global) {
       for (const auto& v : opt->variants) {
         for (const auto& p : compare::expand_runs(v)) variants.push_back(p);
       }
-      if (global.hand_over && lacks_for(pairs, opt->yuv, global)) global.hand_over();
       compare::CompareParams base =
           base_compare_params(global, opt->contract, opt->post_hoc, opt->threads, opt->yuv);
+#ifndef H3P_HAVE_MEDIA
+      // The front opens the video module only when a video file is compared.
+      if (has_video_file(pairs)) base.decode_video = video_decoder_from_module();
+#endif
+      if (global.hand_over && lacks_for(pairs, opt->yuv, global, bool(base.decode_video))) {
+        global.hand_over();
+      }
       base.step_threshold = opt->threshold;
       base.work_dir = opt->work;
       std::vector<compare::Comparison> results;

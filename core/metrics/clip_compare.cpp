@@ -51,6 +51,9 @@ class Worker {
 
   // Every figure of frame f.
   void run(int f, FrameResult& r) {
+    for (const ClipView* clip : {&a_, &b_}) {
+      if (clip->wait_for) clip->wait_for(f);
+    }
     r = FrameResult{};
     for (int c = 0; c < 3; ++c) {
       const PassPlane pa = plane(a_, f, c), pb = plane(b_, f, c);
@@ -67,9 +70,11 @@ class Worker {
     }
     r.ssim /= 3.0;
     const std::size_t bytes = static_cast<std::size_t>(a_.width) * a_.height * 3;
-    const std::size_t readable = bytes * static_cast<std::size_t>(a_.frames - f);
-    converter_->convert(a_.rgb + f * bytes, readable, a_.width, a_.height, yuv_a_);
-    converter_->convert(b_.rgb + f * bytes, readable, b_.width, b_.height, yuv_b_);
+    auto readable = [&](const ClipView& clip) {  // a clip being decoded: this frame only
+      return bytes * static_cast<std::size_t>(clip.wait_for ? 1 : clip.frames - f);
+    };
+    converter_->convert(a_.rgb + f * bytes, readable(a_), a_.width, a_.height, yuv_a_);
+    converter_->convert(b_.rgb + f * bytes, readable(b_), b_.width, b_.height, yuv_b_);
     r.ffmpeg = ffmpeg_frame_stats(yuv_a_, yuv_b_, scratch_);
   }
 
@@ -216,18 +221,22 @@ ClipComparison compare_clips(const ClipView& a, const ClipView& b, const ClipPar
   out.temporal_rmse = a.frames > 1 ? std::sqrt(temporal_sum / (values * (a.frames - 1))) : 0.0;
 
   // 3. Audio, when both clips have it.
-  if (a.audio != nullptr && b.audio != nullptr) {
-    check_same("audio channels", a.audio_channels, b.audio_channels);
-    check_same("audio samples", a.audio_samples, b.audio_samples);
-    check_same("audio sample rate", a.sample_rate, b.sample_rate);
-    const double seconds = params.audio_window_seconds > 0 ? params.audio_window_seconds
-                           : a.fps > 0                    ? 1.0 / a.fps
-                                                          : 0.1;
-    const auto window = std::max<std::int64_t>(1, std::llround(seconds * a.sample_rate));
-    out.audio = compare_audio(a.audio, b.audio, a.audio_channels, a.audio_samples, window,
-                              a.audio_stride, b.audio_stride);
-  }
+  out.audio = compare_clip_audio(a, b, params);
   return out;
+}
+
+std::optional<AudioComparison> compare_clip_audio(const ClipView& a, const ClipView& b,
+                                                  const ClipParams& params) {
+  if (a.audio == nullptr || b.audio == nullptr) return std::nullopt;
+  check_same("audio channels", a.audio_channels, b.audio_channels);
+  check_same("audio samples", a.audio_samples, b.audio_samples);
+  check_same("audio sample rate", a.sample_rate, b.sample_rate);
+  const double seconds = params.audio_window_seconds > 0 ? params.audio_window_seconds
+                         : a.fps > 0                    ? 1.0 / a.fps
+                                                        : 0.1;
+  const auto window = std::max<std::int64_t>(1, std::llround(seconds * a.sample_rate));
+  return compare_audio(a.audio, b.audio, a.audio_channels, a.audio_samples, window,
+                       a.audio_stride, b.audio_stride);
 }
 
 }  // namespace h3p::metrics

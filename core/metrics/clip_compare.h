@@ -36,6 +36,9 @@ struct ClipView {
   // memory-mapped clip drops its pages there, so that unmapping them is spread over the
   // workers instead of following them); may be empty. The range stays readable.
   std::function<void(const void* data, std::size_t bytes)> done_with;
+  // Blocks until frame `frame` of `rgb` is readable (a clip still being decoded, frame after
+  // frame); may throw. Empty: every frame is. A waited-for clip is read frame by frame only.
+  std::function<void(int frame)> wait_for;
 };
 
 struct ClipParams {
@@ -73,5 +76,11 @@ struct ClipComparison {
 // differing field (width, height, frames, audio channels or samples) when the shapes differ.
 ClipComparison compare_clips(const ClipView& candidate, const ClipView& provider,
                              const ClipParams& params);
+
+// The audio part of compare_clips alone: nullopt unless both clips carry audio. Throws
+// InputError naming the differing field (channels, samples, sample rate).
+std::optional<AudioComparison> compare_clip_audio(const ClipView& candidate,
+                                                  const ClipView& provider,
+                                                  const ClipParams& params);
 
 }  // namespace h3p::metrics

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # e2e: the h3parity front runs `compare` of decoded clips itself, loading neither LibTorch nor
-# FFmpeg; it hands every other command to h3parity-engine (LibTorch loaded there), as well as
-# compare with --yuv libswscale, and without the engine beside it says so with exit 2. (compare
-# of runs and of video files, handed over too, is checked in compare.sh.)
+# FFmpeg, and of video files through h3parity-video.so (FFmpeg, still no LibTorch); it hands
+# every other command to h3parity-engine (LibTorch loaded there), as well as compare with --yuv
+# libswscale, and without the engine beside it says so with exit 2. (compare of runs, handed
+# over, is checked in compare.sh.)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -33,7 +34,44 @@ else
   grep -q "no FFmpeg" loader.log || fail "compare --yuv libswscale failed: $(tail -3 loader.log)"
 fi
 
-# 4. A front without its engine: a clear error and exit 2.
+# 4. compare of video files, when this build has media: decoded in the front through its
+# module, with the same figures as the engine's (which links FFmpeg) and as the decoded clips'
+# own 8-bit frames (FFV1 is lossless).
+if "$H3P_CLI" --progress none export pair/candidate --mkv c.mkv --no-mp4 > /dev/null 2> exp.err; then
+  "$H3P_CLI" --progress none export pair/provider --mkv p.mkv --no-mp4 > /dev/null
+  LD_DEBUG=libs "$H3P_CLI" --progress none compare --candidate c.mkv --provider p.mkv \
+    --json mkv.json > mkv.txt 2> loader.log || fail "compare of MKV files exited $?"
+  grep -qE "calling init: .*libavcodec" loader.log || fail "the front decoded no video file itself"
+  if grep -E "calling init: .*libtorch" loader.log; then
+    fail "compare of video files was handed to the engine (LibTorch loaded)"
+  fi
+  "$(dirname "$H3P_CLI")/h3parity-engine" --progress none compare --candidate c.mkv --provider p.mkv --json engine.json \
+    > /dev/null || fail "the engine's compare of MKV files exited $?"
+  mkdir -p rgb/candidate rgb/provider
+  for side in candidate provider; do  # the 8-bit frames only, no fp planes
+    cp pair/$side/frames.rgb pair/$side/frames.json rgb/$side/
+  done
+  "$H3P_CLI" --progress none compare --candidate rgb/candidate --provider rgb/provider \
+    --json rgb.json > /dev/null || fail "compare of the 8-bit clips exited $?"
+  python3 - mkv.json engine.json rgb.json <<'PY'
+import json, sys
+mkv, engine, rgb = (json.load(open(p)) for p in sys.argv[1:])
+assert mkv["candidate"]["kind"] == "video", mkv["candidate"]
+assert mkv["frames"] == engine["frames"], "front and engine differ"
+keys = ("psnr_db", "ssim", "psnr_db_ffmpeg", "ssim_ffmpeg", "temporal_rmse")
+for a, b in zip(mkv["frames"], rgb["frames"]):
+    assert all(a.get(k) == b.get(k) for k in keys), (a, b)
+assert mkv["summary"]["audio_rel_l2"] is not None, mkv["summary"]
+PY
+  # A truncated video file: exit 2 naming it.
+  head -c 20000 c.mkv > cut.mkv
+  expect_exit 2 "$H3P_CLI" --progress none compare --candidate cut.mkv --provider p.mkv
+  grep -q "cut.mkv" <<<"$LAST_ERR" || fail "the error does not name the file: $LAST_ERR"
+else
+  grep -q "no media support" exp.err || fail "export failed: $(cat exp.err)"
+fi
+
+# 5. A front without its engine: a clear error and exit 2.
 mkdir lone && cp "$H3P_CLI" lone/h3parity
 expect_exit 2 lone/h3parity --progress none generate --help
 grep -q "h3parity-engine" <<<"$LAST_ERR" || fail "the error does not name the engine: $LAST_ERR"

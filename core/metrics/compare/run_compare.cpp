@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <tuple>
 #include <sstream>
 
 #include "core/common/error.h"
@@ -17,30 +18,16 @@ namespace h3p::compare {
 namespace fs = std::filesystem;
 namespace {
 
-// A temporary directory removed with the object.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "h3parity-compare-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      throw InputError(pattern + ": cannot create a temporary directory");
-    }
-    path_ = pattern;
-  }
-  ~TempDir() { io::remove_tree(path_); }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-// A side opened: its info and the directory of its decoded clip.
+// A side opened: its info and its clip, read from a directory (`decoded`) or being decoded
+// from a video file (`decoding`).
 struct OpenSide {
   SideInfo info;
   std::optional<runs::Manifest> manifest;
   fs::path decoded;
+  std::optional<runs::DecodedClip> clip;
+  std::unique_ptr<runs::DecodingClip> decoding;
+  const runs::FramesHeader& header() const { return clip ? clip->header() : decoding->header(); }
+  std::string where() const { return clip ? clip->dir().string() : info.path.string(); }
 };
 
 OpenSide open_side(const fs::path& path, const char* role) {
@@ -91,22 +78,61 @@ metrics::ClipView view_of(const runs::DecodedClip& clip) {
   return v;
 }
 
+// The frames of a clip still being decoded, read as they arrive and freed once read (unless
+// they are to be kept).
+metrics::ClipView view_of(const runs::DecodingClip& clip, bool keep) {
+  metrics::ClipView v;
+  const runs::FramesHeader& h = clip.header();
+  v.width = h.width;
+  v.height = h.height;
+  v.frames = h.frames;
+  v.fps = h.fps;
+  v.rgb = clip.rgb();
+  v.wait_for = [&clip](int frame) { clip.wait_for(frame); };
+  if (!keep) {
+    v.done_with = [&clip](const void* data, std::size_t bytes) { clip.release(data, bytes); };
+  }
+  return v;
+}
+
+// Writes a decoded video file (its decode ended) into `dir` in the raw-frame form.
+void keep_decoded(const runs::DecodingClip& clip, const fs::path& dir) {
+  runs::create_decoded_dir(dir);
+  const runs::ClipAudio& audio = const_cast<runs::DecodingClip&>(clip).finish();
+  if (audio.channels > 0) {
+    runs::write_decoded_audio(dir, audio.planar.data(), audio.channels, audio.samples,
+                              audio.sample_rate);
+  }
+  runs::write_raw_frames(dir, clip.header(), clip.rgb());
+}
+
+// Throws InputError when the candidate's `field` (x, in `c`) differs from the provider's.
+void require_same(const std::string& c, const std::string& p, const char* field, double x,
+                  double y) {
+  if (x == y) return;
+  std::ostringstream m;
+  m << c << ": " << field << " " << x << " differs from " << y << " in " << p
+    << "; the clips are not comparable";
+  throw InputError(m.str());
+}
+
 // Frame geometry must agree before any metric is computed.
-void check_shapes(const runs::DecodedClip& c, const runs::DecodedClip& p, bool exact_audio) {
+void check_frames(const OpenSide& c, const OpenSide& p) {
   const runs::FramesHeader& a = c.header();
   const runs::FramesHeader& b = p.header();
+  for (auto [field, x, y] : {std::tuple{"width", a.width, b.width},
+                             std::tuple{"height", a.height, b.height},
+                             std::tuple{"frames", a.frames, b.frames}}) {
+    require_same(c.where(), p.where(), field, x, y);
+  }
+}
+
+// Audio shapes of two clips read from directories must agree.
+void check_audio(const runs::DecodedClip& c, const runs::DecodedClip& p) {
   auto same = [&](const char* field, double x, double y) {
-    if (x != y) {
-      std::ostringstream m;
-      m << c.dir().string() << ": " << field << " " << x << " differs from " << y << " in "
-        << p.dir().string() << "; the clips are not comparable";
-      throw InputError(m.str());
-    }
+    require_same(c.dir().string(), p.dir().string(), field, x, y);
   };
-  same("width", a.width, b.width);
-  same("height", a.height, b.height);
-  same("frames", a.frames, b.frames);
-  if (!c.audio().empty() && !p.audio().empty() && exact_audio) {
+  if (!c.audio().empty() && !p.audio().empty()) {
     same("audio channels", c.audio_channels(), p.audio_channels());
     same("audio samples", static_cast<double>(c.audio_samples()),
          static_cast<double>(p.audio_samples()));
@@ -143,33 +169,23 @@ Comparison compare_pair(const CompareParams& params) {
                            params.candidate / "manifest.json");
   }
 
-  // 2. Video files are decoded once into the raw-frame form.
-  std::optional<TempDir> temp;
-  auto decode = [&](OpenSide& side, const char* name, int sample_rate) {
-    if (side.info.kind != "video") return;
+  // 2. Video files start decoding, each on a thread of its own; the others are mapped.
+  auto rate_of = [](const OpenSide& side) {
+    if (!side.clip || side.clip->audio().empty()) return 0;
+    return side.clip->sample_rate();
+  };
+  for (OpenSide* side : {&cand, &prov}) {
+    if (side->info.kind != "video") side->clip.emplace(runs::DecodedClip::open(side->decoded));
+  }
+  for (OpenSide* side : {&prov, &cand}) {
+    if (side->info.kind != "video") continue;
     if (!params.decode_video) {
-      throw InputError(side.info.path.string() + ": comparing a video file needs FFmpeg; this "
+      throw InputError(side->info.path.string() + ": comparing a video file needs FFmpeg; this "
                        "build has no media support (H3P_WITH_MEDIA=OFF)");
     }
-    fs::path root = params.work_dir;
-    if (root.empty()) {
-      if (!temp) temp.emplace();
-      root = temp->path();
-    }
-    side.decoded = root / name;
-    if (params.progress) params.progress(0.0, "decoding " + side.info.path.filename().string());
-    params.decode_video(side.info.path, side.decoded, sample_rate);
-  };
-  auto rate_of = [](const OpenSide& side) {
-    if (side.info.kind == "video") return 0;
-    const fs::path audio = side.decoded / "audio.safetensors";
-    if (!fs::exists(audio)) return 0;
-    const io::SafetensorsFile f = io::SafetensorsFile::open(audio);
-    const auto it = f.metadata().find("sample_rate");
-    return it == f.metadata().end() ? 0 : std::atoi(it->second.c_str());
-  };
-  if (prov.info.kind == "video") decode(prov, "provider", rate_of(cand));
-  if (cand.info.kind == "video") decode(cand, "candidate", rate_of(prov));
+    if (params.progress) params.progress(0.0, "decoding " + side->info.path.filename().string());
+    side->decoding = params.decode_video(side->info.path, rate_of(side == &cand ? prov : cand));
+  }
   for (const OpenSide* side : {&cand, &prov}) {
     if (side->info.segment_count < 2) continue;
     out.notes.push_back(std::string(side == &cand ? "candidate" : "provider") + " run " +
@@ -183,22 +199,9 @@ Comparison compare_pair(const CompareParams& params) {
     out.notes.push_back("a side is not a run: only pixel and audio metrics are computed (no "
                         "per-step series, no initial-noise check)");
   }
-
-  const runs::DecodedClip cclip = runs::DecodedClip::open(cand.decoded);
-  const runs::DecodedClip pclip = runs::DecodedClip::open(prov.decoded);
-  // Audio decoded from a file may carry encoder padding: compared over the common length.
-  const bool from_file = cand.info.kind == "video" || prov.info.kind == "video";
-  check_shapes(cclip, pclip, !from_file);
-  metrics::ClipView cview = view_of(cclip), pview = view_of(pclip);
-  if (from_file && cview.audio && pview.audio && cview.audio_samples != pview.audio_samples) {
-    const std::int64_t common = std::min(cview.audio_samples, pview.audio_samples);
-    out.notes.push_back("audio lengths differ (candidate " + std::to_string(cview.audio_samples) +
-                        ", provider " + std::to_string(pview.audio_samples) +
-                        " samples): compared over the first " + std::to_string(common));
-    cview.audio_stride = cview.audio_samples;
-    pview.audio_stride = pview.audio_samples;
-    cview.audio_samples = pview.audio_samples = common;
-  }
+  check_frames(cand, prov);
+  const bool from_file = cand.decoding || prov.decoding;
+  if (!from_file) check_audio(*cand.clip, *prov.clip);
 
   // 3. Bounds, from the contract the runs were generated under.
   out.bounds = choose_bounds(prov.info.contract_digest,
@@ -213,8 +216,40 @@ Comparison compare_pair(const CompareParams& params) {
       out.notes.push_back("per-step series not computed: this executable has no LibTorch");
     }
   }
-  if (params.progress) params.progress(0.5, "pixels and audio");
-  out.clip = metrics::compare_clips(cview, pview, params.clip);
+  if (params.progress) params.progress(0.5, from_file ? "decoding and pixels" : "pixels");
+  const bool keep = !params.work_dir.empty();
+  auto view = [&](const OpenSide& side) {
+    return side.clip ? view_of(*side.clip) : view_of(*side.decoding, keep);
+  };
+  metrics::ClipView cview = view(cand), pview = view(prov);
+  auto pixels_only = [](metrics::ClipView v) {
+    v.audio = nullptr;
+    return v;
+  };
+  out.clip = metrics::compare_clips(pixels_only(cview), pixels_only(pview), params.clip);
+  // Audio once both decodes have ended. Audio decoded from a file may carry encoder padding:
+  // compared over the common length.
+  for (auto [side, v] : {std::pair{&cand, &cview}, std::pair{&prov, &pview}}) {
+    if (!side->decoding) continue;
+    const runs::ClipAudio& audio = side->decoding->finish();
+    if (audio.channels > 0) {
+      v->audio = audio.planar.data();
+      v->audio_channels = audio.channels;
+      v->audio_samples = audio.samples;
+      v->sample_rate = audio.sample_rate;
+    }
+    if (keep) keep_decoded(*side->decoding, params.work_dir / (side == &cand ? "candidate" : "provider"));
+  }
+  if (from_file && cview.audio && pview.audio && cview.audio_samples != pview.audio_samples) {
+    const std::int64_t common = std::min(cview.audio_samples, pview.audio_samples);
+    out.notes.push_back("audio lengths differ (candidate " + std::to_string(cview.audio_samples) +
+                        ", provider " + std::to_string(pview.audio_samples) +
+                        " samples): compared over the first " + std::to_string(common));
+    cview.audio_stride = cview.audio_samples;
+    pview.audio_stride = pview.audio_samples;
+    cview.audio_samples = pview.audio_samples = common;
+  }
+  out.clip.audio = metrics::compare_clip_audio(cview, pview, params.clip);
   if (!out.clip.audio) out.notes.push_back("no audio on one side: audio metrics not computed");
   if (out.bounds.bounds) out.failures = bound_failures(out.clip, *out.bounds.bounds);
   if (params.progress) params.progress(1.0, "done");

@@ -1,13 +1,15 @@
 #pragma once
 // `compare`: a candidate against the provider. Each side is a run directory (its decoded/
 // outputs and saved steps), a directory of decoded frames (frames.json), or a video file
-// FFmpeg reads (decoded once into the raw-frame form through a hook that h3p_media supplies;
-// then only pixel and audio metrics are computed, and the result says so). Two runs are
+// FFmpeg reads (decoded into memory on a thread of its own through a hook that h3p_media
+// supplies, while the metric pass reads each frame as it arrives; then only pixel and audio
+// metrics are computed, and the result says so). Two runs are
 // checked comparable first (same contract, seed, model, initial noise and conditioning) and
 // their decoded shapes must agree; otherwise InputError, before any metric is computed.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,13 +19,14 @@
 #include "core/metrics/compare/bounds_check.h"
 #include "core/metrics/compare/noise_floor.h"
 #include "core/metrics/tensor_diff_result.h"
+#include "core/runs/decoding_clip.h"
 
 namespace h3p::compare {
 
-// Decodes `video` into `out_dir` as frames.rgb + frames.json (+ audio.safetensors, stereo fp32
-// resampled to `sample_rate` when > 0). Supplied by h3p_media; empty in a build without it.
-using VideoDecoder = std::function<void(const std::filesystem::path& video,
-                                        const std::filesystem::path& out_dir, int sample_rate)>;
+// Starts decoding `video` (audio as stereo fp32 resampled to `sample_rate` when > 0). Supplied
+// by h3p_media (media::start_video_decode); empty in a build without it.
+using VideoDecoder = std::function<std::unique_ptr<runs::DecodingClip>(
+    const std::filesystem::path& video, int sample_rate)>;
 
 struct CompareParams;
 struct Comparison;
@@ -42,7 +45,9 @@ struct CompareParams {
   std::vector<contract::Contract> known_contracts;  // compiled-in contracts
   VideoDecoder decode_video;
   StepSeries step_series;
-  std::filesystem::path work_dir;   // where video files are decoded (a fresh temp dir if empty)
+  // When set, each video file's decoded frames and audio are also kept here, in the raw-frame
+  // form (<work_dir>/candidate or /provider), for the workbench.
+  std::filesystem::path work_dir;
   std::function<void(double, const std::string&)> progress;
   // One "key: value" per line.
   std::string describe() const;

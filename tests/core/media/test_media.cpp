@@ -1,5 +1,6 @@
 // h3p_media: export (FFV1/FLAC MKV, H.264/AAC MP4) decoded back through decode_video_file
-// (lossless MKV: identical frames), reference images, and the FFmpeg-compatible metrics
+// (lossless MKV: identical frames) and through the streaming decode of compare (the same frames
+// and audio; frames waited for while decoding; a truncated file refused naming it), reference images, and the FFmpeg-compatible metrics
 // against the ffmpeg CLI itself (psnr "average:" within 1e-3 dB, ssim "All:" within 1e-4;
 // skipped when no ffmpeg is on PATH; scripts/install-deps.sh --tests installs it).
 #include <ATen/ATen.h>  // before Qt: Qt's `slots` macro breaks ATen headers
@@ -9,14 +10,17 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <regex>
 
 #include "core/common/error.h"
 #include "core/media/clip_export.h"
 #include "core/media/image_load.h"
 #include "core/media/video_decode.h"
+#include "core/media/video_stream.h"
 #include "core/media/yuv_swscale.h"
 #include "core/metrics/clip_compare.h"
 #include "core/runs/decoded_write.h"
@@ -129,11 +133,68 @@ class MediaTest : public QObject {
     QVERIFY2(r.psnr_db > 20, qPrintable(QString::number(r.psnr_db)));
   }
 
+  void streaming_decode_equals_the_whole_file_decode() {
+    const fs::path run = fresh_dir("stream");
+    at::manual_seed(3);
+    runs::write_decoded(runs::RunPaths(run), smooth_video(21, 48, 80, 0.3, 4),
+                        (at::rand({1, 2, 32000 * 21 / 24}) - 0.5) * 0.5, 24, 32000);
+    media::ExportParams p;
+    p.decoded_dir = run / "decoded";
+    p.mkv = run / "video.mkv";
+    p.mp4 = run / "video.mp4";
+    p.preset = "veryfast";
+    media::export_clip(p);
+    for (const fs::path& file : {p.mkv, p.mp4}) {
+      const fs::path whole = run / ("whole-" + file.extension().string().substr(1));
+      media::decode_video_file(file, whole, 16000);
+      const runs::DecodedClip expected = runs::DecodedClip::open(whole);
+      std::unique_ptr<runs::DecodingClip> clip = media::start_video_decode(file, 16000);
+      QCOMPARE(clip->header().frames, 21);
+      QCOMPARE(clip->header().width, 80);
+      QCOMPARE(clip->header().height, 48);
+      QCOMPARE(clip->header().fps, 24.0);
+      const std::size_t bytes = clip->header().frame_bytes();
+      for (int f = 0; f < 21; ++f) {  // each frame as soon as it is there
+        clip->wait_for(f);
+        QVERIFY2(std::memcmp(clip->rgb() + f * bytes, expected.frame(f), bytes) == 0,
+                 qPrintable(QString("%1 frame %2").arg(file.c_str()).arg(f)));
+      }
+      QVERIFY_THROWS_EXCEPTION(InputError, clip->wait_for(21));
+      const runs::ClipAudio& audio = clip->finish();
+      QCOMPARE(audio.channels, 2);
+      QCOMPARE(audio.sample_rate, 16000);
+      QCOMPARE(audio.samples, expected.audio_samples());
+      QVERIFY(audio.planar == expected.audio());
+    }
+    // Dropped while decoding: the destructor stops and joins the decoder.
+    media::start_video_decode(p.mkv).reset();
+    // A truncated file: refused with its name (at the start or while decoding), or shorter.
+    const fs::path cut = run / "cut.mkv";
+    {
+      std::ifstream in(p.mkv, std::ios::binary);
+      std::string head(static_cast<std::size_t>(fs::file_size(p.mkv) / 2), '\0');
+      in.read(head.data(), static_cast<std::streamsize>(head.size()));
+      std::ofstream(cut, std::ios::binary).write(head.data(), static_cast<std::streamsize>(head.size()));
+    }
+    int frames = -1;
+    try {
+      std::unique_ptr<runs::DecodingClip> clip = media::start_video_decode(cut);
+      for (int f = 0; f < clip->header().frames; ++f) clip->wait_for(f);
+      clip->finish();
+      frames = clip->header().frames;
+    } catch (const InputError& e) {
+      QVERIFY2(std::string(e.what()).find("cut.mkv") != std::string::npos, e.what());
+    }
+    QVERIFY2(frames < 21, "half of the file decoded to every frame");
+  }
+
   void decode_refuses_what_is_not_a_video() {
     const fs::path dir = fresh_dir("bad");
     std::ofstream(dir / "x.mp4") << "not a video";
     QVERIFY_THROWS_EXCEPTION(InputError, media::decode_video_file(dir / "x.mp4", dir / "out", 0));
     QVERIFY_THROWS_EXCEPTION(InputError, media::decode_video_file(dir / "missing.mkv", dir / "out", 0));
+    QVERIFY_THROWS_EXCEPTION(InputError, media::start_video_decode(dir / "x.mp4"));
+    QVERIFY_THROWS_EXCEPTION(InputError, media::start_video_decode(dir / "missing.mkv"));
   }
 
   void reference_image_is_scaled_and_cropped() {

@@ -1,0 +1,171 @@
+#include "core/media/video_stream.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "core/media/video_reader.h"
+
+namespace h3p::media {
+namespace fs = std::filesystem;
+namespace {
+
+// Anonymous private memory, committed page by page as it is written; whole pages can be given
+// back early (release).
+class PageBuffer {
+ public:
+  explicit PageBuffer(std::size_t bytes) : bytes_(bytes) {
+    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) throw InputError("cannot reserve " + std::to_string(bytes_) + " bytes");
+    data_ = static_cast<std::uint8_t*>(p);
+  }
+  ~PageBuffer() { ::munmap(data_, bytes_); }
+  PageBuffer(const PageBuffer&) = delete;
+  PageBuffer& operator=(const PageBuffer&) = delete;
+  std::uint8_t* data() const { return data_; }
+  // Frees the whole pages inside [p, p + n); reading them again gives zeros.
+  void release(const void* p, std::size_t n) const {
+    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    auto begin = reinterpret_cast<std::uintptr_t>(p);
+    auto end = begin + n;
+    begin = (begin + page - 1) / page * page;
+    end = end / page * page;
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  }
+
+ private:
+  std::size_t bytes_;
+  std::uint8_t* data_ = nullptr;
+};
+
+class FileDecode final : public runs::DecodingClip {
+ public:
+  FileDecode(const fs::path& video, int sample_rate, int threads)
+      : reader_(video, threads), rgb_of_(reader_.where()) {
+    const int frames = reader_.count_video_packets();
+    if (frames == 0) throw InputError(reader_.where() + ": no video frames");
+    header_.width = reader_.width();
+    header_.height = reader_.height();
+    header_.frames = frames;
+    header_.fps = reader_.fps();
+    header_.source = fs::absolute(video).string();
+    if (header_.width <= 0 || header_.height <= 0) {
+      throw InputError(reader_.where() + ": the video stream has no frame size");
+    }
+    rgb_of_.expect(header_.width, header_.height);
+    buffer_.emplace(header_.frame_bytes() * static_cast<std::size_t>(frames));
+    if (reader_.has_audio()) audio_sink_.emplace(reader_.audio_decoder(), sample_rate, reader_.where());
+    thread_ = std::thread([this] { run(); });
+  }
+
+  ~FileDecode() override {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+
+  const runs::FramesHeader& header() const override { return header_; }
+  const std::uint8_t* rgb() const override { return buffer_->data(); }
+
+  void wait_for(int frame) const override {
+    std::unique_lock lock(mutex_);
+    ready_changed_.wait(lock, [&] { return decoded_ > frame || ended_; });
+    if (decoded_ > frame) return;
+    if (error_) std::rethrow_exception(error_);
+    throw InputError(reader_.where() + ": frame " + std::to_string(frame) +
+                     " is missing: the decoder gave " + std::to_string(decoded_) + " of the " +
+                     std::to_string(header_.frames) + " frames the file's video packets announce");
+  }
+
+  void release(const void* data, std::size_t bytes) const override {
+    buffer_->release(data, bytes);
+  }
+
+  const runs::ClipAudio& finish() override {
+    if (thread_.joinable()) thread_.join();
+    if (error_) std::rethrow_exception(error_);
+    if (total_ != header_.frames) {
+      throw InputError(reader_.where() + ": the decoder gave " + std::to_string(total_) +
+                       " frames, the file's video packets announce " +
+                       std::to_string(header_.frames));
+    }
+    return audio_;
+  }
+
+ private:
+  void run() {
+    std::exception_ptr error;
+    try {
+      const std::size_t frame_bytes = header_.frame_bytes();
+      int count = 0;
+      const bool complete = reader_.decode(
+          [&](const AVFrame* f) {
+            if (count >= header_.frames) {
+              ++count;  // more frames than packets: counted, reported by finish()
+              return;
+            }
+            rgb_of_.convert(f, buffer_->data() + frame_bytes * static_cast<std::size_t>(count));
+            ++count;
+            {
+              std::lock_guard lock(mutex_);
+              decoded_ = count;
+            }
+            ready_changed_.notify_all();
+          },
+          [&](const AVFrame* f) { audio_sink_->take(f); }, &stop_);
+      if (complete && audio_sink_) {
+        audio_sink_->flush();
+        const std::size_t n = audio_sink_->channels[0].size();
+        audio_.channels = n > 0 ? 2 : 0;
+        audio_.samples = static_cast<std::int64_t>(n);
+        audio_.sample_rate = audio_sink_->rate();
+        audio_.planar.resize(2 * n);
+        std::copy(audio_sink_->channels[0].begin(), audio_sink_->channels[0].end(),
+                  audio_.planar.begin());
+        std::copy(audio_sink_->channels[1].begin(), audio_sink_->channels[1].end(),
+                  audio_.planar.begin() + static_cast<std::ptrdiff_t>(n));
+        audio_sink_.reset();
+      }
+      std::lock_guard lock(mutex_);
+      total_ = count;
+    } catch (...) {
+      error = std::current_exception();
+    }
+    {
+      std::lock_guard lock(mutex_);
+      if (error) error_ = error;
+      ended_ = true;
+    }
+    ready_changed_.notify_all();
+  }
+
+  VideoReader reader_;
+  RgbConverter rgb_of_;
+  runs::FramesHeader header_;
+  std::optional<PageBuffer> buffer_;
+  std::optional<AudioSink> audio_sink_;
+  runs::ClipAudio audio_;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex mutex_;
+  mutable std::condition_variable ready_changed_;
+  int decoded_ = 0;       // frames readable, under mutex_
+  bool ended_ = false;    // the thread is done, under mutex_
+  int total_ = 0;         // frames the decoder gave, at the end
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+}  // namespace
+
+std::unique_ptr<runs::DecodingClip> start_video_decode(const fs::path& video, int sample_rate,
+                                                       int threads) {
+  return std::make_unique<FileDecode>(video, sample_rate, threads);
+}
+
+}  // namespace h3p::media

@@ -1,0 +1,20 @@
+#pragma once
+// A video file decoded into memory on a thread of its own (runs::DecodingClip): compare's
+// metric pass reads each frame as soon as it is decoded and frees it once read, so that
+// decoding both sides and measuring them overlap and no frame touches the disk.
+#include <filesystem>
+#include <memory>
+
+#include "core/runs/decoding_clip.h"
+
+namespace h3p::media {
+
+// Counts the video packets of `video` (the frame count the clip announces), then starts
+// decoding the first video stream to RGB24 (as decode_video_file does) and the first audio
+// stream to planar stereo fp32 at `sample_rate` (the stream's own when 0). `threads`: FFmpeg's
+// decoding threads (0: automatic). Throws FfmpegError naming the file when it cannot be read,
+// InputError when it has no video stream or no video packets.
+std::unique_ptr<runs::DecodingClip> start_video_decode(const std::filesystem::path& video,
+                                                       int sample_rate = 0, int threads = 0);
+
+}  // namespace h3p::media
