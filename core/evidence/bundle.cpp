@@ -28,6 +28,16 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 namespace {
 
+// The weights cell of a provenance row (its "identity" object): runs::weights_cell.
+std::string weights_cell(const json& identity) {
+  runs::ModelIdentity id;
+  id.weights_digest = identity.at("weights_digest").get<std::string>();
+  if (!identity.at("weights_source").is_null()) {
+    id.weights_source = identity.at("weights_source").get<std::string>();
+  }
+  return runs::weights_cell(id);
+}
+
 // Removes the staging directory unless released (a failure leaves nothing half-written).
 class Staging {
  public:
@@ -261,6 +271,10 @@ BundleResult write_bundle(const BundleParams& p) {
          {"h3parity_commit", env.value("h3parity_commit", std::string("not recorded"))},
          {"model", env.value("model", std::string())},
          {"identity", {{"weights_digest", r.manifest.identity.weights_digest},
+                       // null: weight files; else how the weights were drawn (seeded)
+                       {"weights_source", r.manifest.identity.weights_source.empty()
+                                              ? json(nullptr)
+                                              : json(r.manifest.identity.weights_source)},
                        {"config_digest", r.manifest.identity.config_digest},
                        {"sources_digest", r.manifest.identity.sources_digest}}},
          {"gate", env.contains("gate") ? env.at("gate") : json()},
@@ -461,8 +475,8 @@ BundleResult write_bundle(const BundleParams& p) {
     const json& g = pv.at("gate");
     md << "| `" << pv.at("run").get<std::string>() << "` | `" << pv.at("h3parity_commit").get<std::string>()
        << "` | " << pv.at("origin").get<std::string>() << " | `"
-       << pv.at("contract_digest").get<std::string>().substr(0, 16) << "` | `"
-       << pv.at("identity").at("weights_digest").get<std::string>().substr(0, 16) << "` | "
+       << pv.at("contract_digest").get<std::string>().substr(0, 16) << "` | "
+       << weights_cell(pv.at("identity")) << " | "
        << (g.is_null() ? "not required" : g.value("skipped", false) ? "**skipped**" : "`" + g.value("digest", std::string()).substr(0, 16) + "`")
        << " |\n";
   }

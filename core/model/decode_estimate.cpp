@@ -1,6 +1,7 @@
 #include "core/model/decode_estimate.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <chrono>
@@ -33,8 +34,8 @@ std::string duration_text(double seconds) {
 
 }  // namespace
 
-double video_decode_gflop(const VideoVaeConfig& c, const std::vector<int64_t>& latents) {
-  if (latents.size() != 5) return 0;
+VideoDecodeWork video_decode_work(const VideoVaeConfig& c, const std::vector<int64_t>& latents) {
+  if (latents.size() != 5) return {};
   const int64_t T = latents[2], h = latents[3], w = latents[4], r = c.spatial_ratio();
   const int64_t tile_latents = std::min<int64_t>(256 / r, std::max(h, w));
   const int64_t chunk = c.tokens_chunk_size();
@@ -46,11 +47,21 @@ double video_decode_gflop(const VideoVaeConfig& c, const std::vector<int64_t>& l
           std::min(w, tile_latents) + c.decoder_num_register_tokens + 1;
   const double D = static_cast<double>(c.decoder_dim());
   const double F = D * static_cast<double>(c.decoder_ffn_mult);
-  // Per token and block: q, k, v, out (4 D^2), SwiGLU in (2 F D) and out (F D), attention
-  // scores and values (2 S D); 2 FLOP per multiply-add.
-  const double per_block = 2 * (4 * D * D + 3 * F * D + 2 * tokens_per_window * D);
+  // Per token and block: q, k, v, out (4 D^2), SwiGLU in (2 F D) and out (F D), then
+  // attention scores and values (2 S D); 2 FLOP per multiply-add.
+  const double tokens = static_cast<double>(windows) * tokens_per_window;
   const double head = 2 * D * static_cast<double>(c.out_channels * r * r * c.temporal_ratio());
-  return windows * tokens_per_window * (per_block * c.decoder_num_layers + head) / 1e9;
+  VideoDecodeWork work;
+  work.projection_gflop =
+      tokens * (2 * (4 * D * D + 3 * F * D) * c.decoder_num_layers + head) / 1e9;
+  work.attention_gflop = tokens * 2 * (2 * tokens_per_window * D) * c.decoder_num_layers / 1e9;
+  work.tokens_per_window = tokens_per_window;
+  return work;
+}
+
+double video_decode_gflop(const VideoVaeConfig& c, const std::vector<int64_t>& latents) {
+  const VideoDecodeWork work = video_decode_work(c, latents);
+  return work.projection_gflop + work.attention_gflop;
 }
 
 double audio_decode_gflop(const AudioVaeConfig& c, const std::vector<int64_t>& latents) {
@@ -74,16 +85,36 @@ double audio_decode_gflop(const AudioVaeConfig& c, const std::vector<int64_t>& l
   return 2 * batch * macs / 1e9;
 }
 
-double measure_cpu_gflops() {
-  const at::Tensor a = at::randn({1024, 1024}), b = at::randn({1024, 1024});
+double measure_cpu_gflops(int64_t width, int64_t rows, int64_t columns) {
+  if (columns <= 0) columns = width;
+  const at::Tensor a = at::randn({rows, width}), b = at::randn({width, columns});
+  const double flop = 2.0 * static_cast<double>(rows) * width * columns;
+  double best = 0;
+  for (int i = 0; i < 3; ++i) {
+    int reps = 0;
+    const auto start = std::chrono::steady_clock::now();
+    double s = 0;
+    do {  // at least 20 ms per timing: small widths take microseconds per product
+      const at::Tensor c = at::matmul(a, b);
+      ++reps;
+      s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    } while (s < 0.02);
+    best = std::max(best, reps * flop / s / 1e9);
+  }
+  return best;
+}
+
+double measure_cpu_fresh_pass_gbs() {
+  const int64_t n = 16 << 20;  // 64 MB of fp32
+  const at::Tensor a = at::rand({n}), b = at::rand({n});
   double best = 0;
   for (int i = 0; i < 3; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    const at::Tensor c = at::matmul(a, b);
-    (void)c.sum().item<float>();
+    at::Tensor c = at::add(a, b);  // fresh memory each time, as the decoder's passes get
+    (void)c.data_ptr<float>()[n - 1];
     const double s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    best = std::max(best, 2.0 * 1024 * 1024 * 1024 / s / 1e9);
+    best = std::max(best, 3.0 * 4 * static_cast<double>(n) / s / 1e9);
   }
   return best;
 }
@@ -92,7 +123,8 @@ std::string describe_decode(const std::filesystem::path& model_dir,
                             const std::vector<int64_t>& video_latents,
                             const std::vector<int64_t>& audio_latents, const at::Device& device) {
   std::ostringstream out;
-  double gflop = 0;
+  double seconds = 0;           // CPU estimate
+  const bool cpu = device.is_cpu();
   // `model_dir` may also be the component directory itself (resolve_vae_dir).
   auto config_of = [&](auto resolve) {
     try {
@@ -106,8 +138,26 @@ std::string describe_decode(const std::filesystem::path& model_dir,
   std::vector<std::string> parts;
   if (!video_latents.empty() && !vae.empty() && std::filesystem::exists(vae)) {
     const VideoVaeConfig c = load_video_vae_config(vae);
-    const double g = video_decode_gflop(c, video_latents);
-    gflop += g;
+    const VideoDecodeWork work = video_decode_work(c, video_latents);
+    const double g = work.projection_gflop + work.attention_gflop;
+    if (cpu) {
+      // Blocks at about half the rate of a matmul of their width; then the full-size passes.
+      const double r = static_cast<double>(c.spatial_ratio());
+      const double pixels = 3.0 * static_cast<double>(video_latents[2] * c.temporal_ratio()) *
+                            static_cast<double>(video_latents[3]) * r *
+                            static_cast<double>(video_latents[4]) * r;
+      // Projections as (tokens x D) @ (D x D) products (rows for about 1 GFLOP a product),
+      // attention as (S x head) @ (head x S) ones, each at the rate measured for its shape;
+      // then the full-size passes.
+      const int64_t D = c.decoder_dim();
+      const int64_t rows = std::clamp<int64_t>(static_cast<int64_t>(5e8 / (D * D)), 256, 65536);
+      const int64_t s_tokens =
+          std::clamp<int64_t>(static_cast<int64_t>(work.tokens_per_window), 256, 4096);
+      seconds += work.projection_gflop / measure_cpu_gflops(D, rows) +
+                 work.attention_gflop /
+                     measure_cpu_gflops(c.decoder_attention_head_dim, s_tokens, s_tokens) +
+                 kDecodeVideoPasses * 4 * pixels / 1e9 / measure_cpu_fresh_pass_gbs();
+    }
     std::ostringstream part;
     part << "video latents " << at::IntArrayRef(video_latents) << " (" << c.decoder_dim()
          << "-wide " << c.decoder_num_layers << "-block decoder, " << static_cast<int64_t>(g)
@@ -117,7 +167,8 @@ std::string describe_decode(const std::filesystem::path& model_dir,
   if (!audio_latents.empty() && !audio_vae.empty() && std::filesystem::exists(audio_vae)) {
     const AudioVaeConfig c = load_audio_vae_config(audio_vae);
     const double g = audio_decode_gflop(c, audio_latents);
-    gflop += g;
+    // Convolutions at about half the rate of a matmul of the decoder's width.
+    if (cpu) seconds += g / (0.5 * measure_cpu_gflops(c.decoder_dim));
     std::ostringstream part;
     part << "audio latents " << at::IntArrayRef(audio_latents) << " (" << c.decoder_dim
          << "-channel BigVGAN, " << static_cast<int64_t>(g) << " GFLOP)";
@@ -126,14 +177,10 @@ std::string describe_decode(const std::filesystem::path& model_dir,
   out << "decoding " << (parts.empty() ? std::string("nothing") : parts.front());
   if (parts.size() > 1) out << " and " << parts.back();
   out << " on " << device.str();
-  if (device.is_cpu()) {
-    const double rate = measure_cpu_gflops();
-    // Decoders reach about half of a large matmul's rate on these CPUs (attention, convolutions).
-    const double seconds = gflop / (0.5 * rate);
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.0f", rate);
-    out << ": about " << duration_text(seconds) << " (this CPU: " << buf
-        << " GFLOP/s on a 1024^3 matmul)";
+  if (cpu) {
+    out << ": about " << duration_text(seconds) << " (measured on this CPU at "
+        << at::get_num_threads() << " thread" << (at::get_num_threads() == 1 ? "" : "s")
+        << ": matmuls of the decoders' shapes, full-size passes)";
   }
   return out.str();
 }

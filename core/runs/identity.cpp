@@ -38,6 +38,12 @@ std::string digest_field(const json& object, const std::string& key, const std::
 
 }  // namespace
 
+std::string weights_cell(const ModelIdentity& identity) {
+  std::string cell = "`" + identity.weights_digest.substr(0, 16) + "`";
+  if (!identity.weights_source.empty()) cell += " (" + identity.weights_source + ")";
+  return cell;
+}
+
 bool is_sha256_hex(const std::string& text) {
   return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');

@@ -49,6 +49,10 @@ nlohmann::json identity_to_json(const ModelIdentity& identity);
 // sources_digest matches source_files. Errors: InputError "<context>: field 'identity.<key>': ...".
 ModelIdentity identity_from_json(const nlohmann::json& json, const std::string& context);
 
+// The weights of a run for a table cell: the digest's first 16 hex digits in backticks, and for
+// seeded weights their source in parentheses ("`0123456789abcdef` (seeded ... seed=5)").
+std::string weights_cell(const ModelIdentity& identity);
+
 // True for a 64-character lower-case hex string.
 bool is_sha256_hex(const std::string& text);
 

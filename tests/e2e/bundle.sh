@@ -82,6 +82,7 @@ for run in bundle["runs"]:
     assert run["h3parity_commit"] not in ("", "not recorded"), run
     assert run["origin"] == "h3parity" and len(run["contract_digest"]) == 64, run
     assert len(run["identity"]["weights_digest"]) == 64, run
+    assert run["identity"]["weights_source"] is None, run  # weight files, not seeded
 report = json.load(open(f"{b}/report.json"))
 gen = report["bundle"]["generation"]
 assert all(g["complete"] and g["verified"] and g["saved_steps"] == g["planned_steps"] for g in gen), gen

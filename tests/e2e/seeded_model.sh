@@ -39,6 +39,18 @@ PY
   --contract c.json > cmp.txt \
   || fail "compare exited $?: $(cat cmp.txt)"
 grep -qi "psnr" cmp.txt || fail "compare printed no figures: $(cat cmp.txt)"
+# The evidence says the weights were drawn, not read: report and bundle provenance.
+"$H3P_CLI" --progress none report R > /dev/null || fail "report exited $?"
+grep -q "(seeded splitmix64-irwin-hall4-v1 seed=5)" R/report/report.md \
+  || fail "report.md does not say the weights are seeded: $(grep -n seed R/report/report.md)"
+"$H3P_CLI" --progress none bundle R --out B > /dev/null || fail "bundle exited $?"
+grep -q "(seeded splitmix64-irwin-hall4-v1 seed=5)" B/report.md || fail "bundle report.md: no seeded weights"
+python3 - B/bundle.json <<'PY'
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert len(runs) == 2, runs
+assert all(r["identity"]["weights_source"] == "seeded splitmix64-irwin-hall4-v1 seed=5" for r in runs), runs
+PY
 
 # 3. Drawn again in a fresh runs directory: every file of the run byte-identical.
 "$H3P_CLI" --progress none generate --contract c.json --impl provider --seed 42 --runs R2 \

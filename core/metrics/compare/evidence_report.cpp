@@ -170,8 +170,8 @@ ReportResult write_report(const ReportParams& params) {
                                       : "verified: " + run.text;
     if (mixed) mixed_runs.push_back(rel);
     md << "| `" << rel << "` | " << r.manifest.contract_name << " | `" << r.manifest.impl_spec
-       << "` | " << r.manifest.seed << " | `" << r.manifest.identity.weights_digest.substr(0, 16)
-       << "` | " << where << " |\n";
+       << "` | " << r.manifest.seed << " | " << runs::weights_cell(r.manifest.identity) << " | "
+       << where << " |\n";
     nlohmann::json list = nlohmann::json::array();
     for (const auto& seg : segments) list.push_back(runs::segment_to_json(seg));
     numerics.push_back({{"run", rel}, {"mixed", mixed}, {"segments", list}});
