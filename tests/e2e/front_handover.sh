@@ -63,6 +63,11 @@ for a, b in zip(mkv["frames"], rgb["frames"]):
     assert all(a.get(k) == b.get(k) for k in keys), (a, b)
 assert mkv["summary"]["audio_rel_l2"] is not None, mkv["summary"]
 PY
+  # --work keeps the decoded files as decoded-frames directories (FFV1: the same bytes).
+  "$H3P_CLI" --progress none compare --candidate c.mkv --provider p.mkv --work kept > /dev/null \
+    || fail "compare --work exited $?"
+  cmp -s kept/candidate/frames.rgb pair/candidate/frames.rgb || fail "kept frames differ"
+  [[ -f kept/provider/frames.json && -f kept/provider/audio.safetensors ]] || fail "kept: $(ls kept/*)"
   # A truncated video file: exit 2 naming it.
   head -c 20000 c.mkv > cut.mkv
   expect_exit 2 "$H3P_CLI" --progress none compare --candidate cut.mkv --provider p.mkv

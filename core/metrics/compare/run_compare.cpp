@@ -58,14 +58,19 @@ OpenSide open_side(const fs::path& path, const char* role) {
   return side;
 }
 
-metrics::ClipView view_of(const runs::DecodedClip& clip) {
+// The geometry and 8-bit frames of a clip.
+metrics::ClipView frames_view(const runs::FramesHeader& h, const std::uint8_t* rgb) {
   metrics::ClipView v;
-  const runs::FramesHeader& h = clip.header();
   v.width = h.width;
   v.height = h.height;
   v.frames = h.frames;
   v.fps = h.fps;
-  v.rgb = clip.rgb();
+  v.rgb = rgb;
+  return v;
+}
+
+metrics::ClipView view_of(const runs::DecodedClip& clip) {
+  metrics::ClipView v = frames_view(clip.header(), clip.rgb());
   v.planes = clip.planes();
   v.plane_type = clip.planes_half() ? metrics::PlaneType::f16 : metrics::PlaneType::f32;
   if (!clip.audio().empty()) {
@@ -81,13 +86,7 @@ metrics::ClipView view_of(const runs::DecodedClip& clip) {
 // The frames of a clip still being decoded, read as they arrive and freed once read (unless
 // they are to be kept).
 metrics::ClipView view_of(const runs::DecodingClip& clip, bool keep) {
-  metrics::ClipView v;
-  const runs::FramesHeader& h = clip.header();
-  v.width = h.width;
-  v.height = h.height;
-  v.frames = h.frames;
-  v.fps = h.fps;
-  v.rgb = clip.rgb();
+  metrics::ClipView v = frames_view(clip.header(), clip.rgb());
   v.wait_for = [&clip](int frame) { clip.wait_for(frame); };
   if (!keep) {
     v.done_with = [&clip](const void* data, std::size_t bytes) { clip.release(data, bytes); };
