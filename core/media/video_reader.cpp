@@ -100,6 +100,10 @@ void VideoReader::open() {
   if (audio_stream_ >= 0) adec_ = open_decoder(format_.get(), audio_stream_, threads_, where_);
 }
 
+AVPixelFormat VideoReader::pixel_format() const {
+  return static_cast<AVPixelFormat>(format_->streams[video_stream_]->codecpar->format);
+}
+
 int VideoReader::width() const { return format_->streams[video_stream_]->codecpar->width; }
 int VideoReader::height() const { return format_->streams[video_stream_]->codecpar->height; }
 

@@ -57,6 +57,7 @@ class VideoReader {
   int width() const;
   int height() const;
   double fps() const;  // the stream's frame rate, 24 when it has none
+  AVPixelFormat pixel_format() const;  // of the video stream, as stored
   bool has_audio() const { return static_cast<bool>(adec_); }
   const AVCodecContext* audio_decoder() const { return adec_.get(); }
   // Reads every packet without decoding and returns the video packets that will give frames

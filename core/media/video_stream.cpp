@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -25,6 +26,7 @@ class PageBuffer {
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw InputError("cannot reserve " + std::to_string(bytes_) + " bytes");
     data_ = static_cast<std::uint8_t*>(p);
+    ::madvise(p, bytes_, MADV_HUGEPAGE);  // fewer page faults; a hint, refused harmlessly
   }
   ~PageBuffer() { ::munmap(data_, bytes_); }
   PageBuffer(const PageBuffer&) = delete;
@@ -61,6 +63,9 @@ class FileDecode final : public runs::DecodingClip {
     }
     rgb_of_.expect(header_.width, header_.height);
     buffer_.emplace(header_.frame_bytes() * static_cast<std::size_t>(frames));
+    if (reader_.pixel_format() == AV_PIX_FMT_YUV420P) {
+      yuv_buffer_.emplace(runs::yuv420_frame_bytes(header_) * static_cast<std::size_t>(frames));
+    }
     if (reader_.has_audio()) audio_sink_.emplace(reader_.audio_decoder(), sample_rate, reader_.where());
     thread_ = std::thread([this] { run(); });
   }
@@ -72,6 +77,7 @@ class FileDecode final : public runs::DecodingClip {
 
   const runs::FramesHeader& header() const override { return header_; }
   const std::uint8_t* rgb() const override { return buffer_->data(); }
+  const std::uint8_t* yuv420() const override { return yuv_buffer_ ? yuv_buffer_->data() : nullptr; }
 
   void wait_for(int frame) const override {
     std::unique_lock lock(mutex_);
@@ -85,6 +91,12 @@ class FileDecode final : public runs::DecodingClip {
 
   void release(const void* data, std::size_t bytes) const override {
     buffer_->release(data, bytes);
+    if (!yuv_buffer_) return;
+    const std::size_t frame = header_.frame_bytes();
+    const auto offset = static_cast<std::size_t>(static_cast<const std::uint8_t*>(data) - rgb());
+    const std::size_t first = (offset + frame - 1) / frame, end = (offset + bytes) / frame;
+    const std::size_t yuv = runs::yuv420_frame_bytes(header_);
+    if (end > first) yuv_buffer_->release(yuv_buffer_->data() + first * yuv, (end - first) * yuv);
   }
 
   const runs::ClipAudio& finish() override {
@@ -111,6 +123,7 @@ class FileDecode final : public runs::DecodingClip {
               return;
             }
             rgb_of_.convert(f, buffer_->data() + frame_bytes * static_cast<std::size_t>(count));
+            if (yuv_buffer_) copy_yuv420(f, count);
             ++count;
             {
               std::lock_guard lock(mutex_);
@@ -145,10 +158,27 @@ class FileDecode final : public runs::DecodingClip {
     ready_changed_.notify_all();
   }
 
+  // The planes of yuv420p frame `f` into its slot of yuv_buffer_, tightly packed.
+  void copy_yuv420(const AVFrame* f, int index) {
+    if (f->format != AV_PIX_FMT_YUV420P) {
+      throw InputError(reader_.where() + ": frame " + std::to_string(index) +
+                       " is not yuv420p like the stream");
+    }
+    std::uint8_t* dst = yuv_buffer_->data() + runs::yuv420_frame_bytes(header_) * index;
+    for (int p = 0; p < 3; ++p) {
+      const int w = p == 0 ? header_.width : (header_.width + 1) / 2;
+      const int h = p == 0 ? header_.height : (header_.height + 1) / 2;
+      for (int y = 0; y < h; ++y, dst += w) {
+        std::memcpy(dst, f->data[p] + static_cast<std::ptrdiff_t>(y) * f->linesize[p], w);
+      }
+    }
+  }
+
   VideoReader reader_;
   RgbConverter rgb_of_;
   runs::FramesHeader header_;
   std::optional<PageBuffer> buffer_;
+  std::optional<PageBuffer> yuv_buffer_;  // yuv420p sources only
   std::optional<AudioSink> audio_sink_;
   runs::ClipAudio audio_;
   std::atomic<bool> stop_{false};

@@ -30,6 +30,21 @@ struct FrameResult {
   FfmpegFrameStats ffmpeg;
 };
 
+// Bytes of one stored yuv420p frame of `clip` (Y, then U and V of the rounded-up half size).
+std::size_t stored_yuv_bytes(const ClipView& clip) {
+  const std::size_t cw = static_cast<std::size_t>(clip.width + 1) / 2;
+  const std::size_t ch = static_cast<std::size_t>(clip.height + 1) / 2;
+  return static_cast<std::size_t>(clip.width) * clip.height + 2 * cw * ch;
+}
+
+// What the FFmpeg-compatible figures were measured on, for the report.
+std::string describe_yuv(const ClipView& a, const ClipView& b, const std::string& converter) {
+  if (a.yuv420 != nullptr && b.yuv420 != nullptr) return "yuv420p as stored in both video files";
+  if (a.yuv420 != nullptr) return converter + " (provider); the candidate file's yuv420p as stored";
+  if (b.yuv420 != nullptr) return converter + " (candidate); the provider file's yuv420p as stored";
+  return converter;
+}
+
 // One worker's scratch: the plane pass, the yuv420p converter and frames.
 class Worker {
  public:
@@ -73,8 +88,19 @@ class Worker {
     auto readable = [&](const ClipView& clip) {  // a clip being decoded: this frame only
       return bytes * static_cast<std::size_t>(clip.wait_for ? 1 : clip.frames - f);
     };
-    converter_->convert(a_.rgb + f * bytes, readable(a_), a_.width, a_.height, yuv_a_);
-    converter_->convert(b_.rgb + f * bytes, readable(b_), b_.width, b_.height, yuv_b_);
+    for (auto [clip, yuv] : {std::pair{&a_, &yuv_a_}, std::pair{&b_, &yuv_b_}}) {
+      if (clip->yuv420 != nullptr) {  // as the file stores it
+        yuv->resize(clip->width, clip->height);
+        const std::uint8_t* src = clip->yuv420 + stored_yuv_bytes(*clip) * f;
+        for (int p = 0; p < 3; ++p) {
+          const std::size_t n = static_cast<std::size_t>(yuv->plane_width(p)) * yuv->plane_height(p);
+          std::copy(src, src + n, yuv->planes[p].begin());
+          src += n;
+        }
+      } else {
+        converter_->convert(clip->rgb + f * bytes, readable(*clip), clip->width, clip->height, *yuv);
+      }
+    }
     r.ffmpeg = ffmpeg_frame_stats(yuv_a_, yuv_b_, scratch_);
   }
 
@@ -187,7 +213,7 @@ ClipComparison compare_clips(const ClipView& a, const ClipView& b, const ClipPar
   // 2. Per-frame rows and clip figures, reduced in frame order.
   ClipComparison out;
   out.pixel_source = describe_source(a, b, use_planes);
-  out.yuv_conversion = yuv_name;
+  out.yuv_conversion = describe_yuv(a, b, yuv_name);
   const double values = 3.0 * a.width * a.height;
   double mse_sum = 0, ssim_sum = 0, ffmpeg_mse_sum = 0, ffmpeg_ssim_sum = 0, temporal_sum = 0;
   out.psnr_db_min = std::numeric_limits<double>::infinity();

@@ -25,6 +25,10 @@ struct ClipView {
   int width = 0, height = 0, frames = 0;
   double fps = 0;
   const std::uint8_t* rgb = nullptr;  // frames x height x width x 3, interleaved RGB
+  // The frames as a video file stores them, when that is 8-bit yuv420p (per frame Y, U, V
+  // tightly packed, runs::yuv420_frame_bytes), or null: the FFmpeg-compatible figures are then
+  // measured on these instead of on a conversion of `rgb`, as ffmpeg measures such a file.
+  const std::uint8_t* yuv420 = nullptr;
   const void* planes = nullptr;       // (3, frames, height, width) in [0, 1], or null
   PlaneType plane_type = PlaneType::f32;
   const float* audio = nullptr;       // planar (audio_channels, audio_samples), or null

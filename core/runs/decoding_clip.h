@@ -19,6 +19,13 @@ struct ClipAudio {
   int sample_rate = 0;
 };
 
+// Bytes of one yuv420p frame: Y, then U and V of ceil(width/2) x ceil(height/2).
+inline std::size_t yuv420_frame_bytes(const FramesHeader& h) {
+  const std::size_t cw = static_cast<std::size_t>(h.width + 1) / 2;
+  const std::size_t ch = static_cast<std::size_t>(h.height + 1) / 2;
+  return static_cast<std::size_t>(h.width) * h.height + 2 * cw * ch;
+}
+
 class DecodingClip {
  public:
   // Stops the decode if it still runs, waits for its thread and frees the frames.
@@ -27,10 +34,16 @@ class DecodingClip {
   virtual const FramesHeader& header() const = 0;
   // F x H x W x 3 interleaved RGB; frame f is readable once wait_for(f) has returned.
   virtual const std::uint8_t* rgb() const = 0;
+  // The frames as the file stores them when that is 8-bit yuv420p (H.264 as usually encoded),
+  // else null: per frame Y (W x H), then U and V (ceil(W/2) x ceil(H/2)), tightly packed
+  // (yuv420_frame_bytes), readable with the RGB frame. The FFmpeg-compatible figures are
+  // measured on these, as ffmpeg measures such a file, instead of on a conversion of rgb().
+  virtual const std::uint8_t* yuv420() const = 0;
   // Blocks until frame `frame` is decoded. Throws the decode's error (naming the file) when
   // the decode failed or ended before that frame.
   virtual void wait_for(int frame) const = 0;
-  // Frees the whole pages inside [data, data + bytes) of rgb(): nothing there is read again.
+  // Frees the whole pages inside [data, data + bytes) of rgb(), and the yuv420() of the frames
+  // wholly inside it: nothing there is read again.
   virtual void release(const void* data, std::size_t bytes) const = 0;
   // Waits for the decode to end and returns its audio (no channels without an audio stream).
   // Throws the decode's error, or InputError when fewer or more frames were decoded than the

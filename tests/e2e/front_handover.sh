@@ -63,6 +63,28 @@ for a, b in zip(mkv["frames"], rgb["frames"]):
     assert all(a.get(k) == b.get(k) for k in keys), (a, b)
 assert mkv["summary"]["audio_rel_l2"] is not None, mkv["summary"]
 PY
+  # H.264 files (yuv420p as stored): the FFmpeg-compatible figures are measured on the stored
+  # planes, as the ffmpeg CLI measures them.
+  for side in candidate provider; do
+    "$H3P_CLI" --progress none export pair/$side --mp4 ${side:0:1}.mp4 --no-mkv > /dev/null
+  done
+  "$H3P_CLI" --progress none compare --candidate c.mp4 --provider p.mp4 --json mp4.json \
+    > /dev/null || fail "compare of MP4 files exited $?"
+  if command -v ffmpeg > /dev/null; then
+    ffmpeg -hide_banner -nostats -i c.mp4 -i p.mp4 -lavfi \
+      "[0:v]format=yuv420p,split[a1][a2];[1:v]format=yuv420p,split[b1][b2];[a1][b1]psnr;[a2][b2]ssim" \
+      -f null - 2> ffmpeg.log
+    python3 - mp4.json ffmpeg.log <<'PY'
+import json, re, sys
+s = json.load(open(sys.argv[1]))["summary"]
+log = open(sys.argv[2]).read()
+psnr = float(re.search(r"average:([0-9.]+)", log).group(1))
+ssim = float(re.search(r"All:([0-9.]+)", log).group(1))
+assert abs(s["psnr_db_ffmpeg"] - psnr) <= 1e-3, (s["psnr_db_ffmpeg"], psnr)
+assert abs(s["ssim_ffmpeg"] - ssim) <= 1e-4, (s["ssim_ffmpeg"], ssim)
+assert "as stored" in s["yuv_conversion"], s["yuv_conversion"]
+PY
+  fi
   # --work keeps the decoded files as decoded-frames directories (FFV1: the same bytes).
   "$H3P_CLI" --progress none compare --candidate c.mkv --provider p.mkv --work kept > /dev/null \
     || fail "compare --work exited $?"

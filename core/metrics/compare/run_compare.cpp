@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <future>
 #include <map>
 #include <tuple>
 #include <sstream>
@@ -87,6 +88,7 @@ metrics::ClipView view_of(const runs::DecodedClip& clip) {
 // they are to be kept).
 metrics::ClipView view_of(const runs::DecodingClip& clip, bool keep) {
   metrics::ClipView v = frames_view(clip.header(), clip.rgb());
+  v.yuv420 = clip.yuv420();
   v.wait_for = [&clip](int frame) { clip.wait_for(frame); };
   if (!keep) {
     v.done_with = [&clip](const void* data, std::size_t bytes) { clip.release(data, bytes); };
@@ -176,15 +178,24 @@ Comparison compare_pair(const CompareParams& params) {
   for (OpenSide* side : {&cand, &prov}) {
     if (side->info.kind != "video") side->clip.emplace(runs::DecodedClip::open(side->decoded));
   }
-  for (OpenSide* side : {&prov, &cand}) {
-    if (side->info.kind != "video") continue;
+  // Opening a file (its packets counted before decoding starts) takes tens of milliseconds:
+  // the candidate's is opened on another thread meanwhile.
+  auto start_decode = [&](OpenSide& side, int rate) {
     if (!params.decode_video) {
-      throw InputError(side->info.path.string() + ": comparing a video file needs FFmpeg; this "
+      throw InputError(side.info.path.string() + ": comparing a video file needs FFmpeg; this "
                        "build has no media support (H3P_WITH_MEDIA=OFF)");
     }
-    if (params.progress) params.progress(0.0, "decoding " + side->info.path.filename().string());
-    side->decoding = params.decode_video(side->info.path, rate_of(side == &cand ? prov : cand));
+    return params.decode_video(side.info.path, rate);
+  };
+  if (params.progress && (prov.info.kind == "video" || cand.info.kind == "video")) {
+    params.progress(0.0, "decoding");
   }
+  std::future<std::unique_ptr<runs::DecodingClip>> cand_decoding;
+  if (cand.info.kind == "video") {
+    cand_decoding = std::async(std::launch::async, start_decode, std::ref(cand), rate_of(prov));
+  }
+  if (prov.info.kind == "video") prov.decoding = start_decode(prov, rate_of(cand));
+  if (cand_decoding.valid()) cand.decoding = cand_decoding.get();
   for (const OpenSide* side : {&cand, &prov}) {
     if (side->info.segment_count < 2) continue;
     out.notes.push_back(std::string(side == &cand ? "candidate" : "provider") + " run " +

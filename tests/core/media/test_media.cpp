@@ -160,6 +160,18 @@ class MediaTest : public QObject {
                  qPrintable(QString("%1 frame %2").arg(file.c_str()).arg(f)));
       }
       QVERIFY_THROWS_EXCEPTION(InputError, clip->wait_for(21));
+      // The stored yuv420p (H.264) as ffmpeg decodes it; none for the RGB FFV1.
+      QCOMPARE(clip->yuv420() != nullptr, file == p.mp4);
+      if (clip->yuv420() != nullptr && have_ffmpeg()) {
+        const fs::path raw = run / "mp4.yuv";
+        run_command("ffmpeg -v error -y -i " + file.string() + " -f rawvideo -pix_fmt yuv420p " +
+                    raw.string());
+        const std::size_t n = runs::yuv420_frame_bytes(clip->header()) * 21;
+        QCOMPARE(static_cast<std::size_t>(fs::file_size(raw)), n);
+        std::string bytes(n, '\0');
+        std::ifstream(raw, std::ios::binary).read(bytes.data(), static_cast<std::streamsize>(n));
+        QVERIFY(std::memcmp(bytes.data(), clip->yuv420(), n) == 0);
+      }
       const runs::ClipAudio& audio = clip->finish();
       QCOMPARE(audio.channels, 2);
       QCOMPARE(audio.sample_rate, 16000);
