@@ -96,10 +96,9 @@ metrics::ClipView view_of(const runs::DecodingClip& clip, bool keep) {
   return v;
 }
 
-// Writes a decoded video file (its decode ended) into `dir` in the raw-frame form.
-void keep_decoded(const runs::DecodingClip& clip, const fs::path& dir) {
+// Writes a decoded video file (its decode ended with `audio`) into `dir` in the raw-frame form.
+void keep_decoded(const runs::DecodingClip& clip, const runs::ClipAudio& audio, const fs::path& dir) {
   runs::create_decoded_dir(dir);
-  const runs::ClipAudio& audio = const_cast<runs::DecodingClip&>(clip).finish();
   if (audio.channels > 0) {
     runs::write_decoded_audio(dir, audio.planar.data(), audio.channels, audio.samples,
                               audio.sample_rate);
@@ -248,7 +247,10 @@ Comparison compare_pair(const CompareParams& params) {
       v->audio_samples = audio.samples;
       v->sample_rate = audio.sample_rate;
     }
-    if (keep) keep_decoded(*side->decoding, params.work_dir / (side == &cand ? "candidate" : "provider"));
+    if (keep) {
+      keep_decoded(*side->decoding, audio,
+                   params.work_dir / (side == &cand ? "candidate" : "provider"));
+    }
   }
   if (from_file && cview.audio && pview.audio && cview.audio_samples != pview.audio_samples) {
     const std::int64_t common = std::min(cview.audio_samples, pview.audio_samples);
