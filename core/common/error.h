@@ -5,6 +5,7 @@
 // Preempted -> 3 (stopped at a safe point by a signal). Anything else is a bug (exit 2 as well).
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace h3p {
 
@@ -34,5 +35,12 @@ class Preempted : public Error {
 
 // Throws InputError("<context>: <what>").
 [[noreturn]] void throw_input(const std::string& context, const std::string& what);
+
+// Throws InputError("<context>: field '<field>': <what>").
+[[noreturn]] void throw_field(const std::string& context, const std::string& field,
+                              const std::string& what);
+
+// 'name', quoted as error messages quote file, tensor and field names.
+std::string single_quoted(std::string_view name);
 
 }  // namespace h3p

@@ -28,13 +28,6 @@ namespace {
 constexpr std::string_view kMetadataKey = "__metadata__";
 constexpr std::size_t kLengthBytes = 8;
 
-std::string quote(std::string_view name) {
-  std::string out;
-  out.reserve(name.size() + 2);
-  out.append(1, '\'').append(name).append(1, '\'');
-  return out;
-}
-
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string out = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) {
@@ -94,11 +87,11 @@ std::uint64_t parse_offset(const nlohmann::json& value, const std::string& ctx) 
 
 TensorInfo parse_entry(const std::string& name, const nlohmann::json& entry,
                        const std::string& path) {
-  const std::string ctx = path + ": tensor " + quote(name);
+  const std::string ctx = path + ": tensor " + single_quoted(name);
   if (!entry.is_object()) throw_input(ctx, "entry not a JSON object");
   for (const auto& [key, value] : entry.items()) {
     if (key != "dtype" && key != "shape" && key != "data_offsets") {
-      throw_input(ctx, "unknown field " + quote(key));
+      throw_input(ctx, "unknown field " + single_quoted(key));
     }
   }
   for (const char* field : {"dtype", "shape", "data_offsets"}) {
@@ -143,7 +136,7 @@ std::map<std::string, std::string> parse_metadata(const nlohmann::json& meta,
   if (!meta.is_object()) throw_input(ctx, "not a JSON object");
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : meta.items()) {
-    if (!value.is_string()) throw_input(ctx, quote(key) + ": value not a string");
+    if (!value.is_string()) throw_input(ctx, single_quoted(key) + ": value not a string");
     out.emplace(key, value.get<std::string>());
   }
   return out;
@@ -155,14 +148,14 @@ void check_layout(const std::vector<TensorInfo>& tensors, std::uint64_t data_siz
   std::uint64_t expected = 0;
   const TensorInfo* previous = nullptr;
   for (const auto& info : tensors) {
-    const std::string ctx = path + ": tensor " + quote(info.name);
+    const std::string ctx = path + ": tensor " + single_quoted(info.name);
     if (info.begin > expected) {
       throw_input(ctx, "gap of " + std::to_string(info.begin - expected) +
                            " bytes before its data (begins at " + std::to_string(info.begin) +
                            ", previous data ends at " + std::to_string(expected) + ")");
     }
     if (info.begin < expected) {
-      throw_input(ctx, "data overlaps tensor " + quote(previous ? previous->name : "") +
+      throw_input(ctx, "data overlaps tensor " + single_quoted(previous ? previous->name : "") +
                            " (begins at " + std::to_string(info.begin) +
                            ", previous data ends at " + std::to_string(expected) + ")");
     }
@@ -277,7 +270,7 @@ const TensorInfo* SafetensorsFile::find(std::string_view name) const {
 
 const TensorInfo& SafetensorsFile::at(std::string_view name) const {
   const TensorInfo* info = find(name);
-  if (info == nullptr) throw_input(impl_->path.string(), "no tensor " + quote(name));
+  if (info == nullptr) throw_input(impl_->path.string(), "no tensor " + single_quoted(name));
   return *info;
 }
 
@@ -286,7 +279,7 @@ std::span<const std::byte> SafetensorsFile::bytes(const TensorInfo& info) const 
   const std::uint64_t data_size = file.size() - impl_->data_offset;
   if (info.begin > info.end || info.end > data_size) {
     throw_input(impl_->path.string(),
-                "tensor " + quote(info.name) + ": data_offsets outside this file");
+                "tensor " + single_quoted(info.name) + ": data_offsets outside this file");
   }
   return file.subspan(impl_->data_offset + info.begin, info.end - info.begin);
 }
@@ -317,7 +310,7 @@ std::string build_header(const std::vector<TensorRecord>& tensors,
     json += json_string(kMetadataKey, where) + ":{";
     bool first_key = true;
     for (const auto& [key, value] : metadata) {
-      const std::string ctx = where + ": " + std::string(kMetadataKey) + ": " + quote(key);
+      const std::string ctx = where + ": " + std::string(kMetadataKey) + ": " + single_quoted(key);
       if (!first_key) json += ",";
       json += json_string(key, ctx) + ":" + json_string(value, ctx);
       first_key = false;
@@ -328,7 +321,7 @@ std::string build_header(const std::vector<TensorRecord>& tensors,
   std::set<std::string_view> seen;
   std::uint64_t offset = 0;
   for (const auto& record : tensors) {
-    const std::string ctx = where + ": tensor " + quote(record.name);
+    const std::string ctx = where + ": tensor " + single_quoted(record.name);
     if (record.name == kMetadataKey) throw_input(ctx, "reserved name");
     if (!seen.insert(record.name).second) throw_input(ctx, "duplicate name");
     auto expected = byte_count(record.shape, record.dtype);

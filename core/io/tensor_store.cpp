@@ -13,16 +13,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string quote(std::string_view name) {
-  std::string out;
-  out.reserve(name.size() + 2);
-  out.append(1, '\'').append(name).append(1, '\'');
-  return out;
-}
-
 // Refuses a shard name that is not a plain file name inside the directory.
 void check_shard_name(const std::string& shard, const std::string& index) {
-  const std::string ctx = index + ": weight_map: shard " + quote(shard);
+  const std::string ctx = index + ": weight_map: shard " + single_quoted(shard);
   if (shard.empty()) throw_input(ctx, "not a plain file name (empty)");
   if (shard.find('/') != std::string::npos || shard.find('\\') != std::string::npos) {
     throw_input(ctx, "not a plain file name (path separator)");
@@ -60,7 +53,8 @@ std::map<std::string, std::string> read_weight_map(const fs::path& index_path) {
   if (map.empty()) throw_input(where, "weight_map: empty");
   std::map<std::string, std::string> out;
   for (const auto& [tensor, shard] : map.items()) {
-    if (!shard.is_string()) throw_input(where, "weight_map: " + quote(tensor) + ": not a string");
+    if (!shard.is_string())
+      throw_input(where, "weight_map: " + single_quoted(tensor) + ": not a string");
     out.emplace(tensor, shard.get<std::string>());
   }
   return out;
@@ -96,13 +90,14 @@ TensorStore TensorStore::open(const fs::path& dir, const std::string& stem) {
   for (const auto& [shard, listed] : by_shard) {
     check_shard_name(shard, index);
     const fs::path shard_path = dir / shard;
-    check_confined(dir, shard_path, index + ": shard " + quote(shard));
+    check_confined(dir, shard_path, index + ": shard " + single_quoted(shard));
     SafetensorsFile file = SafetensorsFile::open(shard_path);
     const std::size_t slot = store.files_.size();
     // Every listed tensor is in its shard ...
     for (const auto& tensor : listed) {
       if (file.find(tensor) == nullptr) {
-        throw_input(index, "tensor " + quote(tensor) + ": missing from shard " + quote(shard));
+        throw_input(index, "tensor " + single_quoted(tensor) + ": missing from shard " +
+                               single_quoted(shard));
       }
       store.where_.emplace(tensor, slot);
     }
@@ -110,12 +105,12 @@ TensorStore TensorStore::open(const fs::path& dir, const std::string& stem) {
     for (const auto& info : file.tensors()) {
       auto it = weight_map.find(info.name);
       if (it == weight_map.end()) {
-        throw_input(shard_path.string(),
-                    "tensor " + quote(info.name) + ": not listed in the weight_map of " + index);
+        throw_input(shard_path.string(), "tensor " + single_quoted(info.name) +
+                                             ": not listed in the weight_map of " + index);
       }
       if (it->second != shard) {
-        throw_input(shard_path.string(), "tensor " + quote(info.name) + ": also in shard " +
-                                             quote(it->second) +
+        throw_input(shard_path.string(), "tensor " + single_quoted(info.name) + ": also in shard " +
+                                             single_quoted(it->second) +
                                              " (a tensor may be in one shard only)");
       }
     }
@@ -140,7 +135,7 @@ StoredTensor TensorStore::find(const std::string& name) const {
 
 StoredTensor TensorStore::at(const std::string& name) const {
   StoredTensor found = find(name);
-  if (found.file == nullptr) throw_input(dir_.string(), "missing tensor " + quote(name));
+  if (found.file == nullptr) throw_input(dir_.string(), "missing tensor " + single_quoted(name));
   return found;
 }
 

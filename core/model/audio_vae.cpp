@@ -7,6 +7,7 @@
 
 #include "core/common/error.h"
 #include "core/model/anti_alias.h"
+#include "core/model/tensor_map.h"
 #include "core/model/vae_weights.h"
 
 namespace h3p::model {
@@ -30,29 +31,27 @@ struct AudioVaeDecoder::Weights {
 
 namespace {
 
-at::Tensor take(std::map<std::string, at::Tensor>& t, const std::string& name) {
-  auto it = t.find(name);
-  if (it == t.end()) throw InputError("audio VAE: missing decoder tensor '" + name + "'");
-  at::Tensor out = it->second;
-  t.erase(it);
-  return out;
+// Removes `name` from `t`; InputError naming it when absent.
+at::Tensor take_audio(std::map<std::string, at::Tensor>& t, const std::string& name) {
+  return take_tensor(t, name, "audio VAE: missing decoder tensor");
 }
 
 // weight = g · v / ‖v‖ (norm over every dim but 0), as torch.nn.utils.weight_norm computes it.
 AudioVaeDecoder::Weights::Conv weight_normed(std::map<std::string, at::Tensor>& t,
                                              const std::string& p, bool bias) {
-  at::Tensor g = take(t, p + "weight_g"), v = take(t, p + "weight_v");
-  return {at::_weight_norm(v, g, 0), bias ? take(t, p + "bias") : at::Tensor()};
+  at::Tensor g = take_audio(t, p + "weight_g"), v = take_audio(t, p + "weight_v");
+  return {at::_weight_norm(v, g, 0), bias ? take_audio(t, p + "bias") : at::Tensor()};
 }
 
 AntiAliasedSnake activation(std::map<std::string, at::Tensor>& t, const std::string& p,
                             int64_t channels) {
   AntiAliasedSnake a;
-  a.alpha = at::exp(take(t, p + "act.alpha").unsqueeze(0).unsqueeze(-1));
-  at::Tensor beta = at::exp(take(t, p + "act.beta").unsqueeze(0).unsqueeze(-1));
+  a.alpha = at::exp(take_audio(t, p + "act.alpha").unsqueeze(0).unsqueeze(-1));
+  at::Tensor beta = at::exp(take_audio(t, p + "act.beta").unsqueeze(0).unsqueeze(-1));
   a.recip_beta = at::reciprocal(at::add(beta, 1e-9));
-  a.up_filter = take(t, p + "upsample.filter").expand({channels, -1, -1}).contiguous();
-  a.down_filter = take(t, p + "downsample.lowpass.filter").expand({channels, -1, -1}).contiguous();
+  a.up_filter = take_audio(t, p + "upsample.filter").expand({channels, -1, -1}).contiguous();
+  a.down_filter =
+      take_audio(t, p + "downsample.lowpass.filter").expand({channels, -1, -1}).contiguous();
   return a;
 }
 
@@ -91,7 +90,7 @@ AudioVaeDecoder::AudioVaeDecoder(AudioVaeConfig config, std::map<std::string, at
   }
   at::NoGradGuard no_grad;
   auto w = std::make_shared<Weights>();
-  w->dec_in = {take(t, "dec_in_proj.weight"), take(t, "dec_in_proj.bias")};
+  w->dec_in = {take_audio(t, "dec_in_proj.weight"), take_audio(t, "dec_in_proj.bias")};
   device_ = w->dec_in.w.device();
   w->conv_pre = weight_normed(t, "decoder.conv_pre.", true);
   const std::size_t stages = config_.decoder_rates.size();

@@ -5,22 +5,9 @@
 
 #include "core/common/error.h"
 #include "core/io/atomic_file.h"
+#include "core/model/config_field.h"
 
 namespace h3p::model {
-namespace {
-
-template <typename T>
-void read_field(const nlohmann::json& json, const char* key, T& out, const std::string& origin) {
-  auto it = json.find(key);
-  if (it == json.end()) return;  // diffusers fills defaults for absent keys
-  try {
-    out = it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw_input(origin, std::string("field '") + key + "': has the wrong type");
-  }
-}
-
-}  // namespace
 
 void TransformerConfig::validate(const std::string& origin) const {
   auto positive = [&](int64_t v, const char* key) {
@@ -73,24 +60,24 @@ TransformerConfig parse_transformer_config(const nlohmann::json& json, const std
     throw_input(origin, "field '_class_name': expected MiniMaxH3Transformer3DModel");
   }
   TransformerConfig c;
-  read_field(json, "num_attention_heads", c.num_attention_heads, origin);
-  read_field(json, "attention_head_dim", c.attention_head_dim, origin);
-  read_field(json, "hidden_size", c.hidden_size, origin);
-  read_field(json, "num_layers", c.num_layers, origin);
-  read_field(json, "num_refiner_layers", c.num_refiner_layers, origin);
-  read_field(json, "ffn_dim", c.ffn_dim, origin);
-  read_field(json, "in_channels", c.in_channels, origin);
-  read_field(json, "audio_in_channels", c.audio_in_channels, origin);
-  read_field(json, "patch_size", c.patch_size, origin);
-  read_field(json, "text_dim", c.text_dim, origin);
-  read_field(json, "freq_dim", c.freq_dim, origin);
-  read_field(json, "time_embed_hidden_dim", c.time_embed_hidden_dim, origin);
-  read_field(json, "time_embed_dim", c.time_embed_dim, origin);
-  read_field(json, "rope_freq_dim", c.rope_freq_dim, origin);
-  read_field(json, "rope_theta", c.rope_theta, origin);
-  read_field(json, "norm_eps", c.norm_eps, origin);
-  read_field(json, "qk_norm_eps", c.qk_norm_eps, origin);
-  read_field(json, "final_norm_eps", c.final_norm_eps, origin);
+  read_config_field(json, "num_attention_heads", c.num_attention_heads, origin);
+  read_config_field(json, "attention_head_dim", c.attention_head_dim, origin);
+  read_config_field(json, "hidden_size", c.hidden_size, origin);
+  read_config_field(json, "num_layers", c.num_layers, origin);
+  read_config_field(json, "num_refiner_layers", c.num_refiner_layers, origin);
+  read_config_field(json, "ffn_dim", c.ffn_dim, origin);
+  read_config_field(json, "in_channels", c.in_channels, origin);
+  read_config_field(json, "audio_in_channels", c.audio_in_channels, origin);
+  read_config_field(json, "patch_size", c.patch_size, origin);
+  read_config_field(json, "text_dim", c.text_dim, origin);
+  read_config_field(json, "freq_dim", c.freq_dim, origin);
+  read_config_field(json, "time_embed_hidden_dim", c.time_embed_hidden_dim, origin);
+  read_config_field(json, "time_embed_dim", c.time_embed_dim, origin);
+  read_config_field(json, "rope_freq_dim", c.rope_freq_dim, origin);
+  read_config_field(json, "rope_theta", c.rope_theta, origin);
+  read_config_field(json, "norm_eps", c.norm_eps, origin);
+  read_config_field(json, "qk_norm_eps", c.qk_norm_eps, origin);
+  read_config_field(json, "final_norm_eps", c.final_norm_eps, origin);
   c.validate(origin);
   return c;
 }

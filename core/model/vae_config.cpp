@@ -5,23 +5,13 @@
 
 #include "core/common/error.h"
 #include "core/io/atomic_file.h"
+#include "core/model/config_field.h"
 
 namespace h3p::model {
 namespace {
 
 constexpr const char* kVideoClass = "AutoencoderKLMiniMaxH3";
 constexpr const char* kAudioClass = "AutoencoderKLMiniMaxH3Audio";
-
-template <typename T>
-void read_field(const nlohmann::json& json, const char* key, T& out, const std::string& origin) {
-  auto it = json.find(key);
-  if (it == json.end() || it->is_null()) return;  // diffusers fills defaults for absent keys
-  try {
-    out = it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw_input(origin, std::string("field '") + key + "': has the wrong type");
-  }
-}
 
 void check_keys(const nlohmann::json& json, const std::vector<std::string>& known,
                 const char* class_name, const std::string& origin) {
@@ -234,28 +224,31 @@ VideoVaeConfig parse_video_vae_config(const nlohmann::json& json, const std::str
               "latents_std"},
              kVideoClass, origin);
   VideoVaeConfig c;
-  read_field(json, "in_channels", c.in_channels, origin);
-  read_field(json, "out_channels", c.out_channels, origin);
-  read_field(json, "latent_channels", c.latent_channels, origin);
-  read_field(json, "block_out_channels", c.block_out_channels, origin);
-  read_field(json, "layers_per_block", c.layers_per_block, origin);
-  read_field(json, "spatial_downsample_factors", c.spatial_downsample_factors, origin);
-  read_field(json, "temporal_downsample_factors", c.temporal_downsample_factors, origin);
-  read_field(json, "norm_num_groups", c.norm_num_groups, origin);
-  read_field(json, "norm_eps", c.norm_eps, origin);
-  read_field(json, "spatial_padding_mode", c.spatial_padding_mode, origin);
-  read_field(json, "decoder_num_layers", c.decoder_num_layers, origin);
-  read_field(json, "decoder_num_attention_heads", c.decoder_num_attention_heads, origin);
-  read_field(json, "decoder_attention_head_dim", c.decoder_attention_head_dim, origin);
-  read_field(json, "decoder_num_register_tokens", c.decoder_num_register_tokens, origin);
-  read_field(json, "decoder_ffn_mult", c.decoder_ffn_mult, origin);
-  read_field(json, "decoder_rope_theta", c.decoder_rope_theta, origin);
-  read_field(json, "decoder_rope_dim_ratio", c.decoder_rope_dim_ratio, origin);
-  read_field(json, "decoder_norm_eps", c.decoder_norm_eps, origin);
-  read_field(json, "clip_length", c.clip_length, origin);
-  read_field(json, "token_drop", c.token_drop, origin);
-  read_field(json, "latents_mean", c.latents_mean, origin);
-  read_field(json, "latents_std", c.latents_std, origin);
+  auto field = [&](const char* key, auto& out) {
+    read_config_field(json, key, out, origin, ConfigNull::is_default);
+  };
+  field("in_channels", c.in_channels);
+  field("out_channels", c.out_channels);
+  field("latent_channels", c.latent_channels);
+  field("block_out_channels", c.block_out_channels);
+  field("layers_per_block", c.layers_per_block);
+  field("spatial_downsample_factors", c.spatial_downsample_factors);
+  field("temporal_downsample_factors", c.temporal_downsample_factors);
+  field("norm_num_groups", c.norm_num_groups);
+  field("norm_eps", c.norm_eps);
+  field("spatial_padding_mode", c.spatial_padding_mode);
+  field("decoder_num_layers", c.decoder_num_layers);
+  field("decoder_num_attention_heads", c.decoder_num_attention_heads);
+  field("decoder_attention_head_dim", c.decoder_attention_head_dim);
+  field("decoder_num_register_tokens", c.decoder_num_register_tokens);
+  field("decoder_ffn_mult", c.decoder_ffn_mult);
+  field("decoder_rope_theta", c.decoder_rope_theta);
+  field("decoder_rope_dim_ratio", c.decoder_rope_dim_ratio);
+  field("decoder_norm_eps", c.decoder_norm_eps);
+  field("clip_length", c.clip_length);
+  field("token_drop", c.token_drop);
+  field("latents_mean", c.latents_mean);
+  field("latents_std", c.latents_std);
   // diffusers' defaults: (0.0,) * 24 and (1.0,) * 24, i.e. no-op statistics.
   if (c.latents_mean.empty())
     c.latents_mean.assign(static_cast<std::size_t>(c.latent_channels), 0.0);
@@ -272,19 +265,22 @@ AudioVaeConfig parse_audio_vae_config(const nlohmann::json& json, const std::str
        "resblock_dilation_sizes", "sampling_rate", "latents_mean", "latents_std"},
       kAudioClass, origin);
   AudioVaeConfig c;
-  read_field(json, "encoder_dim", c.encoder_dim, origin);
-  read_field(json, "encoder_rates", c.encoder_rates, origin);
-  read_field(json, "latent_dim", c.latent_dim, origin);
-  read_field(json, "latent_channels", c.latent_channels, origin);
-  read_field(json, "num_attention_heads", c.num_attention_heads, origin);
-  read_field(json, "decoder_dim", c.decoder_dim, origin);
-  read_field(json, "decoder_rates", c.decoder_rates, origin);
-  read_field(json, "decoder_kernel_sizes", c.decoder_kernel_sizes, origin);
-  read_field(json, "resblock_kernel_sizes", c.resblock_kernel_sizes, origin);
-  read_field(json, "resblock_dilation_sizes", c.resblock_dilation_sizes, origin);
-  read_field(json, "sampling_rate", c.sampling_rate, origin);
-  read_field(json, "latents_mean", c.latents_mean, origin);
-  read_field(json, "latents_std", c.latents_std, origin);
+  auto field = [&](const char* key, auto& out) {
+    read_config_field(json, key, out, origin, ConfigNull::is_default);
+  };
+  field("encoder_dim", c.encoder_dim);
+  field("encoder_rates", c.encoder_rates);
+  field("latent_dim", c.latent_dim);
+  field("latent_channels", c.latent_channels);
+  field("num_attention_heads", c.num_attention_heads);
+  field("decoder_dim", c.decoder_dim);
+  field("decoder_rates", c.decoder_rates);
+  field("decoder_kernel_sizes", c.decoder_kernel_sizes);
+  field("resblock_kernel_sizes", c.resblock_kernel_sizes);
+  field("resblock_dilation_sizes", c.resblock_dilation_sizes);
+  field("sampling_rate", c.sampling_rate);
+  field("latents_mean", c.latents_mean);
+  field("latents_std", c.latents_std);
   c.validate(origin);
   return c;
 }

@@ -1,4 +1,3 @@
-#include "core/ops/provider_ops.h"
 #include "core/model/video_vae.h"
 
 #include <ATen/ATen.h>
@@ -12,7 +11,9 @@
 #include <vector>
 
 #include "core/common/error.h"
+#include "core/model/tensor_map.h"
 #include "core/model/vae_weights.h"
+#include "core/ops/provider_ops.h"
 
 namespace h3p::model {
 
@@ -29,12 +30,9 @@ struct VideoVaeDecoder::Weights {
 
 namespace {
 
-at::Tensor take(std::map<std::string, at::Tensor>& t, const std::string& name) {
-  auto it = t.find(name);
-  if (it == t.end()) throw InputError("video VAE: missing decoder tensor '" + name + "'");
-  at::Tensor out = it->second;
-  t.erase(it);
-  return out;
+// Removes `name` from `t`; InputError naming it when absent.
+at::Tensor take_video(std::map<std::string, at::Tensor>& t, const std::string& name) {
+  return take_tensor(t, name, "video VAE: missing decoder tensor");
 }
 
 // Python's t[start:stop] along `dim` (clamped, negative indices from the end).
@@ -210,37 +208,37 @@ VideoVaeDecoder::VideoVaeDecoder(VideoVaeConfig config, std::map<std::string, at
     }
   }
   auto w = std::make_shared<Weights>();
-  w->post_quant_w = take(t, "post_quant_conv.weight");
-  w->post_quant_b = take(t, "post_quant_conv.bias");
+  w->post_quant_w = take_video(t, "post_quant_conv.weight");
+  w->post_quant_b = take_video(t, "post_quant_conv.bias");
   device_ = w->post_quant_w.device();
-  w->proj_in_w = take(t, "decoder.proj_in.weight");
-  w->proj_in_b = take(t, "decoder.proj_in.bias");
-  w->register_tokens = take(t, "decoder.register_tokens");
+  w->proj_in_w = take_video(t, "decoder.proj_in.weight");
+  w->proj_in_b = take_video(t, "decoder.proj_in.bias");
+  w->register_tokens = take_video(t, "decoder.register_tokens");
   for (int64_t k = 0; k < config_.decoder_num_layers; ++k) {
     const std::string p = "decoder.transformer_blocks." + std::to_string(k) + ".";
     Weights::Block b;
-    b.norm1 = take(t, p + "norm1.weight");
-    b.to_q_w = take(t, p + "attn.to_q.weight");
-    b.to_q_b = take(t, p + "attn.to_q.bias");
-    b.to_k_w = take(t, p + "attn.to_k.weight");
-    b.to_k_b = take(t, p + "attn.to_k.bias");
-    b.to_v_w = take(t, p + "attn.to_v.weight");
-    b.to_v_b = take(t, p + "attn.to_v.bias");
-    b.to_out_w = take(t, p + "attn.to_out.0.weight");
-    b.to_out_b = take(t, p + "attn.to_out.0.bias");
-    b.scale1 = take(t, p + "scale1");
-    b.norm2 = take(t, p + "norm2.weight");
-    b.ff_in_w = take(t, p + "ff.net.0.proj.weight");
-    b.ff_in_b = take(t, p + "ff.net.0.proj.bias");
-    b.ff_out_w = take(t, p + "ff.net.2.weight");
-    b.ff_out_b = take(t, p + "ff.net.2.bias");
-    b.scale2 = take(t, p + "scale2");
+    b.norm1 = take_video(t, p + "norm1.weight");
+    b.to_q_w = take_video(t, p + "attn.to_q.weight");
+    b.to_q_b = take_video(t, p + "attn.to_q.bias");
+    b.to_k_w = take_video(t, p + "attn.to_k.weight");
+    b.to_k_b = take_video(t, p + "attn.to_k.bias");
+    b.to_v_w = take_video(t, p + "attn.to_v.weight");
+    b.to_v_b = take_video(t, p + "attn.to_v.bias");
+    b.to_out_w = take_video(t, p + "attn.to_out.0.weight");
+    b.to_out_b = take_video(t, p + "attn.to_out.0.bias");
+    b.scale1 = take_video(t, p + "scale1");
+    b.norm2 = take_video(t, p + "norm2.weight");
+    b.ff_in_w = take_video(t, p + "ff.net.0.proj.weight");
+    b.ff_in_b = take_video(t, p + "ff.net.0.proj.bias");
+    b.ff_out_w = take_video(t, p + "ff.net.2.weight");
+    b.ff_out_b = take_video(t, p + "ff.net.2.bias");
+    b.scale2 = take_video(t, p + "scale2");
     w->blocks.push_back(std::move(b));
   }
-  w->norm_out_w = take(t, "decoder.norm_out.weight");
-  w->norm_out_b = take(t, "decoder.norm_out.bias");
-  w->proj_out_w = take(t, "decoder.proj_out.weight");
-  w->proj_out_b = take(t, "decoder.proj_out.bias");
+  w->norm_out_w = take_video(t, "decoder.norm_out.weight");
+  w->norm_out_b = take_video(t, "decoder.norm_out.bias");
+  w->proj_out_w = take_video(t, "decoder.proj_out.weight");
+  w->proj_out_b = take_video(t, "decoder.proj_out.bias");
   // inv_freq = 1 / theta^(arange(0, 1, 6 / rope_dim)) in fp32, as the module's buffer.
   const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device_);
   at::Tensor exponents = at::arange(0.0, 1.0, 6.0 / static_cast<double>(config_.rope_dim()), f32);

@@ -8,6 +8,7 @@
 #include "core/io/aten_bridge.h"
 #include "core/io/tensor_store.h"
 #include "core/model/seeded_weights.h"
+#include "core/model/tensor_map.h"
 
 namespace h3p::model {
 namespace {
@@ -35,21 +36,19 @@ void add_block_common(std::vector<ParamSpec>& out, const std::string& prefix,
   out.push_back({prefix + "ff.net.2.weight", {h, f}, io::DType::BF16, ParamKind::weight, f});
 }
 
-at::Tensor take(std::map<std::string, at::Tensor>& tensors, const std::string& name) {
-  auto it = tensors.find(name);
-  at::Tensor t = it->second;
-  tensors.erase(it);
-  return t;
+// Removes `name` from `t`; InputError naming it when absent.
+at::Tensor take_weight(std::map<std::string, at::Tensor>& t, const std::string& name) {
+  return take_tensor(t, name, "transformer: missing tensor");
 }
 
 AttentionWeights take_attention(std::map<std::string, at::Tensor>& t, const std::string& p) {
-  return {take(t, p + "to_q.weight"),   take(t, p + "to_k.weight"),
-          take(t, p + "to_v.weight"),   take(t, p + "to_out.0.weight"),
-          take(t, p + "norm_q.weight"), take(t, p + "norm_k.weight")};
+  return {take_weight(t, p + "to_q.weight"),   take_weight(t, p + "to_k.weight"),
+          take_weight(t, p + "to_v.weight"),   take_weight(t, p + "to_out.0.weight"),
+          take_weight(t, p + "norm_q.weight"), take_weight(t, p + "norm_k.weight")};
 }
 
 FeedForwardWeights take_ff(std::map<std::string, at::Tensor>& t, const std::string& p) {
-  return {take(t, p + "ff.net.0.proj.weight"), take(t, p + "ff.net.2.weight")};
+  return {take_weight(t, p + "ff.net.0.proj.weight"), take_weight(t, p + "ff.net.2.weight")};
 }
 
 }  // namespace
@@ -122,44 +121,44 @@ TransformerWeights assemble_weights(const TransformerConfig& config,
     }
   }
   TransformerWeights w;
-  w.proj_in_w = take(tensors, "proj_in.weight");
-  w.proj_in_b = take(tensors, "proj_in.bias");
-  w.audio_proj_in_w = take(tensors, "audio_proj_in.weight");
-  w.audio_proj_in_b = take(tensors, "audio_proj_in.bias");
-  w.context_embedder_w = take(tensors, "context_embedder.weight");
-  w.context_embedder_b = take(tensors, "context_embedder.bias");
-  w.time_linear_1_w = take(tensors, "time_embedder.linear_1.weight");
-  w.time_linear_1_b = take(tensors, "time_embedder.linear_1.bias");
-  w.time_linear_2_w = take(tensors, "time_embedder.linear_2.weight");
-  w.time_linear_2_b = take(tensors, "time_embedder.linear_2.bias");
+  w.proj_in_w = take_weight(tensors, "proj_in.weight");
+  w.proj_in_b = take_weight(tensors, "proj_in.bias");
+  w.audio_proj_in_w = take_weight(tensors, "audio_proj_in.weight");
+  w.audio_proj_in_b = take_weight(tensors, "audio_proj_in.bias");
+  w.context_embedder_w = take_weight(tensors, "context_embedder.weight");
+  w.context_embedder_b = take_weight(tensors, "context_embedder.bias");
+  w.time_linear_1_w = take_weight(tensors, "time_embedder.linear_1.weight");
+  w.time_linear_1_b = take_weight(tensors, "time_embedder.linear_1.bias");
+  w.time_linear_2_w = take_weight(tensors, "time_embedder.linear_2.weight");
+  w.time_linear_2_b = take_weight(tensors, "time_embedder.linear_2.bias");
   for (int64_t i = 0; i < config.num_refiner_layers; ++i) {
     const std::string p = "token_refiner.refiner_blocks." + std::to_string(i) + ".";
     RefinerBlockWeights b;
-    b.norm1 = take(tensors, p + "norm1.weight");
-    b.norm2 = take(tensors, p + "norm2.weight");
+    b.norm1 = take_weight(tensors, p + "norm1.weight");
+    b.norm2 = take_weight(tensors, p + "norm2.weight");
     b.attn = take_attention(tensors, p + "attn.");
     b.ff = take_ff(tensors, p);
     w.refiner.push_back(std::move(b));
   }
-  w.refiner_final_norm = take(tensors, "token_refiner.final_norm.weight");
+  w.refiner_final_norm = take_weight(tensors, "token_refiner.final_norm.weight");
   for (int64_t i = 0; i < config.num_layers; ++i) {
     const std::string p = "transformer_blocks." + std::to_string(i) + ".";
     BlockWeights b;
-    b.norm1 = take(tensors, p + "norm1.weight");
-    b.norm2 = take(tensors, p + "norm2.weight");
+    b.norm1 = take_weight(tensors, p + "norm1.weight");
+    b.norm2 = take_weight(tensors, p + "norm2.weight");
     b.attn = take_attention(tensors, p + "attn.");
     b.ff = take_ff(tensors, p);
-    b.adaln_weight = take(tensors, p + "adaln_proj.linear.weight");
-    b.adaln_bias = take(tensors, p + "adaln_proj.linear.bias");
+    b.adaln_weight = take_weight(tensors, p + "adaln_proj.linear.weight");
+    b.adaln_bias = take_weight(tensors, p + "adaln_proj.linear.bias");
     w.blocks.push_back(std::move(b));
   }
-  w.norm_out_norm = take(tensors, "norm_out.norm.weight");
-  w.norm_out_linear_w = take(tensors, "norm_out.linear.weight");
-  w.norm_out_linear_b = take(tensors, "norm_out.linear.bias");
-  w.proj_out_w = take(tensors, "proj_out.weight");
-  w.proj_out_b = take(tensors, "proj_out.bias");
-  w.audio_proj_out_w = take(tensors, "audio_proj_out.weight");
-  w.audio_proj_out_b = take(tensors, "audio_proj_out.bias");
+  w.norm_out_norm = take_weight(tensors, "norm_out.norm.weight");
+  w.norm_out_linear_w = take_weight(tensors, "norm_out.linear.weight");
+  w.norm_out_linear_b = take_weight(tensors, "norm_out.linear.bias");
+  w.proj_out_w = take_weight(tensors, "proj_out.weight");
+  w.proj_out_b = take_weight(tensors, "proj_out.bias");
+  w.audio_proj_out_w = take_weight(tensors, "audio_proj_out.weight");
+  w.audio_proj_out_b = take_weight(tensors, "audio_proj_out.bias");
   return w;
 }
 

@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "core/io/sha256.h"
+#include "core/ops/provider_ops.h"
 
 #ifdef H3P_HAVE_C10_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -154,11 +155,13 @@ json cuda_section(const at::Device& device) {
 }
 #endif
 
-// The backend LibTorch's scaled_dot_product_attention selects for this call's shape.
+// The backend LibTorch's scaled_dot_product_attention selects for this call's shape, probed
+// with the provider's own layout (the choice depends on the strides, not only the shape).
 std::string selected_sdpa(const at::Device& device, const AttentionShape& shape) {
 #if TORCH_VERSION_MAJOR >= 2
   const auto options = at::TensorOptions().dtype(shape.dtype).device(device);
-  const at::Tensor q = at::empty({1, shape.heads, shape.sequence, shape.head_dim}, options);
+  const at::Tensor q =
+      heads_first_view(at::empty({shape.sequence, shape.heads, shape.head_dim}, options));
   const int64_t choice = at::_fused_sdp_choice(q, q, q);
   switch (choice) {
     case 0: return "math";

@@ -58,10 +58,7 @@ class ProviderOps final : public OpSet {
 
   at::Tensor attention(const at::Tensor& q, const at::Tensor& k,
                        const at::Tensor& v) const override {
-    // (S, H, D) -> (1, H, S, D) as diffusers' native dispatch permutes them.
-    at::Tensor qh = q.permute({1, 0, 2}).unsqueeze(0);
-    at::Tensor kh = k.permute({1, 0, 2}).unsqueeze(0);
-    at::Tensor vh = v.permute({1, 0, 2}).unsqueeze(0);
+    at::Tensor qh = heads_first_view(q), kh = heads_first_view(k), vh = heads_first_view(v);
     at::Tensor out;
     const std::string& backend = options_.attention_backend;
     if (backend == "math") {
@@ -203,6 +200,8 @@ at::Tensor torch_rms_norm(const at::Tensor& x, const std::optional<at::Tensor>& 
   return weight ? at::mul(normed, *weight) : normed;
 #endif
 }
+
+at::Tensor heads_first_view(const at::Tensor& shd) { return shd.permute({1, 0, 2}).unsqueeze(0); }
 
 at::Tensor torch_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
 #if TORCH_VERSION_MAJOR >= 2

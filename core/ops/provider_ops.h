@@ -25,6 +25,10 @@ OpSetPtr make_provider_ops(const ProviderOptions& options = {});
 at::Tensor torch_rms_norm(const at::Tensor& x, const std::optional<at::Tensor>& weight,
                           double eps);
 
+// (S, H, D) -> (1, H, S, D), a view, as diffusers' native attention dispatch permutes q, k, v
+// before SDPA (whose backend choice depends on these strides).
+at::Tensor heads_first_view(const at::Tensor& shd);
+
 // F.scaled_dot_product_attention with default scale and no mask over (B, H, S, D): PyTorch's
 // default dispatch on 2.x, its math form (q and k each scaled by sqrt(scale)) on 1.13.
 at::Tensor torch_sdpa(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);

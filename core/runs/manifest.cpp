@@ -13,23 +13,18 @@ namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void fail(const std::string& context, const std::string& field,
-                       const std::string& what) {
-  throw InputError(context + ": field '" + field + "': " + what);
-}
-
 const json& require(const json& object, const std::string& key, const std::string& context) {
   auto it = object.find(key);
-  if (it == object.end()) fail(context, key, "missing");
+  if (it == object.end()) throw_field(context, key, "missing");
   return *it;
 }
 
 std::string string_field(const json& object, const std::string& key, const std::string& context,
                          bool allow_empty) {
   const json& value = require(object, key, context);
-  if (!value.is_string()) fail(context, key, "must be a string");
+  if (!value.is_string()) throw_field(context, key, "must be a string");
   std::string text = value.get<std::string>();
-  if (!allow_empty && text.empty()) fail(context, key, "must not be empty");
+  if (!allow_empty && text.empty()) throw_field(context, key, "must not be empty");
   return text;
 }
 
@@ -37,7 +32,7 @@ std::string digest_field(const json& object, const std::string& key, const std::
                          bool allow_empty) {
   std::string text = string_field(object, key, context, allow_empty);
   if (!(allow_empty && text.empty()) && !is_sha256_hex(text)) {
-    fail(context, key, "must be a lower-case hex SHA-256");
+    throw_field(context, key, "must be a lower-case hex SHA-256");
   }
   return text;
 }
@@ -95,14 +90,14 @@ json value_at(const json& root, const std::string& path) {
 void check_identity(const ModelIdentity& run, const ModelIdentity& now,
                     const std::string& context) {
   if (run.weights_digest != now.weights_digest) {
-    fail(context, "identity.weights_digest",
-         "the run was made with other model weights (" + run.weights_digest + ", now " +
-             now.weights_digest + ")");
+    throw_field(context, "identity.weights_digest",
+                "the run was made with other model weights (" + run.weights_digest + ", now " +
+                    now.weights_digest + ")");
   }
   if (run.config_digest != now.config_digest) {
-    fail(context, "identity.config_digest",
-         "the run was made with another model config (" + run.config_digest + ", now " +
-             now.config_digest + ")");
+    throw_field(context, "identity.config_digest",
+                "the run was made with another model config (" + run.config_digest + ", now " +
+                    now.config_digest + ")");
   }
   if (run.sources_digest == now.sources_digest && run.source_files == now.source_files) return;
   std::set<std::string> paths;
@@ -113,19 +108,19 @@ void check_identity(const ModelIdentity& run, const ModelIdentity& now,
     auto b = now.source_files.find(path);
     const std::string field = "identity.source_files['" + path + "']";
     if (a == run.source_files.end()) {
-      fail(context, field, "this binary has a model source the run was not made with");
+      throw_field(context, field, "this binary has a model source the run was not made with");
     }
     if (b == now.source_files.end()) {
-      fail(context, field, "the run was made with a model source this binary lacks");
+      throw_field(context, field, "the run was made with a model source this binary lacks");
     }
     if (a->second != b->second) {
-      fail(context, field,
-           "model source differs from the one the run was made with (" + a->second + ", now " +
-               b->second + ")");
+      throw_field(context, field,
+                  "model source differs from the one the run was made with (" + a->second +
+                      ", now " + b->second + ")");
     }
   }
-  fail(context, "identity.sources_digest",
-       "differs (" + run.sources_digest + ", now " + now.sources_digest + ")");
+  throw_field(context, "identity.sources_digest",
+              "differs (" + run.sources_digest + ", now " + now.sources_digest + ")");
 }
 
 // The first difference between two manifests' plugin objects: the field ("plugin.sources
@@ -175,18 +170,18 @@ std::string environment_string(const Manifest& manifest, const char* key) {
 
 // The `imported` object: label and source strings, files an array of {file, sha256}.
 json imported_from_json(const json& v, const std::string& context) {
-  if (!v.is_object()) fail(context, "imported", "must be an object");
+  if (!v.is_object()) throw_field(context, "imported", "must be an object");
   static const std::set<std::string> allowed = {"label", "source", "files"};
   for (const auto& [key, item] : v.items()) {
-    if (!allowed.contains(key)) fail(context, "imported." + key, "unknown field");
+    if (!allowed.contains(key)) throw_field(context, "imported." + key, "unknown field");
   }
   for (const char* key : {"label", "source"}) {
     if (!v.contains(key) || !v.at(key).is_string()) {
-      fail(context, std::string("imported.") + key, "must be a string");
+      throw_field(context, std::string("imported.") + key, "must be a string");
     }
   }
   if (!v.contains("files") || !v.at("files").is_array()) {
-    fail(context, "imported.files", "must be an array");
+    throw_field(context, "imported.files", "must be an array");
   }
   for (std::size_t i = 0; i < v.at("files").size(); ++i) {
     const json& f = v.at("files")[i];
@@ -194,7 +189,7 @@ json imported_from_json(const json& v, const std::string& context) {
     if (!f.is_object() || f.size() != 2 || !f.contains("file") || !f.at("file").is_string() ||
         !f.contains("sha256") || !f.at("sha256").is_string() ||
         !is_sha256_hex(f.at("sha256").get<std::string>())) {
-      fail(context, field, "must be {file: string, sha256: lower-case hex SHA-256}");
+      throw_field(context, field, "must be {file: string, sha256: lower-case hex SHA-256}");
     }
   }
   return v;
@@ -225,38 +220,39 @@ Manifest manifest_from_json(const json& value, const std::string& context) {
       "identity",       "environment",   "params",          "noise_digest", "conditioning_digest",
       "plugin",         "imported"};
   for (const auto& [key, item] : value.items()) {
-    if (!allowed.contains(key)) fail(context, key, "unknown field");
+    if (!allowed.contains(key)) throw_field(context, key, "unknown field");
   }
   Manifest manifest;
   const json& version = require(value, "format_version", context);
-  if (!version.is_number_integer()) fail(context, "format_version", "must be an integer");
+  if (!version.is_number_integer()) throw_field(context, "format_version", "must be an integer");
   if (version.get<std::int64_t>() != kManifestFormatVersion) {
-    fail(context, "format_version",
-         "unsupported version " + version.dump() + " (this build reads " +
-             std::to_string(kManifestFormatVersion) + ")");
+    throw_field(context, "format_version",
+                "unsupported version " + version.dump() + " (this build reads " +
+                    std::to_string(kManifestFormatVersion) + ")");
   }
   manifest.format_version = kManifestFormatVersion;
   manifest.contract_name = string_field(value, "contract_name", context, false);
   manifest.contract_digest = digest_field(value, "contract_digest", context, false);
   manifest.impl_spec = string_field(value, "impl_spec", context, false);
   const json& seed = require(value, "seed", context);
-  if (!seed.is_number_unsigned()) fail(context, "seed", "must be a non-negative integer");
+  if (!seed.is_number_unsigned()) throw_field(context, "seed", "must be a non-negative integer");
   manifest.seed = seed.get<std::uint64_t>();
   manifest.identity = identity_from_json(require(value, "identity", context), context);
   manifest.environment = require(value, "environment", context);
-  if (!manifest.environment.is_object()) fail(context, "environment", "must be an object");
+  if (!manifest.environment.is_object()) throw_field(context, "environment", "must be an object");
   manifest.params = require(value, "params", context);
-  if (!manifest.params.is_object()) fail(context, "params", "must be an object");
+  if (!manifest.params.is_object()) throw_field(context, "params", "must be an object");
   manifest.noise_digest = digest_field(value, "noise_digest", context, true);
   manifest.conditioning_digest = digest_field(value, "conditioning_digest", context, true);
   if (auto it = value.find("plugin"); it != value.end()) {
-    if (!it->is_object()) fail(context, "plugin", "must be an object");
+    if (!it->is_object()) throw_field(context, "plugin", "must be an object");
     for (const char* key : {"library", "library_sha256", "name", "version"}) {
       const std::string field = std::string("plugin.") + key;
-      if (!it->contains(key) || !it->at(key).is_string()) fail(context, field, "must be a string");
+      if (!it->contains(key) || !it->at(key).is_string())
+        throw_field(context, field, "must be a string");
     }
     if (!is_sha256_hex(it->at("library_sha256").get<std::string>())) {
-      fail(context, "plugin.library_sha256", "must be a lower-case hex SHA-256");
+      throw_field(context, "plugin.library_sha256", "must be a lower-case hex SHA-256");
     }
     manifest.plugin = *it;
   }
@@ -279,31 +275,32 @@ void check_compatible(const Manifest& existing, const Manifest& expected,
                       const std::filesystem::path& manifest_file) {
   const std::string context = manifest_file.string();
   if (existing.format_version != expected.format_version) {
-    fail(context, "format_version",
-         "run has " + std::to_string(existing.format_version) + ", this build writes " +
-             std::to_string(expected.format_version));
+    throw_field(context, "format_version",
+                "run has " + std::to_string(existing.format_version) + ", this build writes " +
+                    std::to_string(expected.format_version));
   }
   check_identity(existing.identity, expected.identity, context);
   auto compare = [&](const std::string& field, const std::string& run, const std::string& now) {
     if (run != now) {
-      fail(context, field, "run has '" + run + "', this request has '" + now + "'");
+      throw_field(context, field, "run has '" + run + "', this request has '" + now + "'");
     }
   };
   compare("contract_name", existing.contract_name, expected.contract_name);
   compare("contract_digest", existing.contract_digest, expected.contract_digest);
   compare("impl_spec", existing.impl_spec, expected.impl_spec);
   if (const auto [field, what] = plugin_difference(existing.plugin, expected.plugin); !field.empty()) {
-    fail(context, field,
-         what + ": a changed plugin does not continue a run (its numerics are not the run's); "
-                "restore the plugin the run was made with, or generate into another --runs "
-                "directory (`h3parity adopt` re-binds a run whose plugin only moved)");
+    throw_field(context, field,
+                what +
+                    ": a changed plugin does not continue a run (its numerics are not the run's); "
+                    "restore the plugin the run was made with, or generate into another --runs "
+                    "directory (`h3parity adopt` re-binds a run whose plugin only moved)");
   }
   compare("seed", std::to_string(existing.seed), std::to_string(expected.seed));
   const std::string diff = first_difference(existing.params, expected.params, "params");
   if (!diff.empty()) {
-    fail(context, diff,
-         "run has " + show(value_at(existing.params, diff.substr(6))) + ", this request has " +
-             show(value_at(expected.params, diff.substr(6))));
+    throw_field(context, diff,
+                "run has " + show(value_at(existing.params, diff.substr(6))) +
+                    ", this request has " + show(value_at(expected.params, diff.substr(6))));
   }
   if (!existing.noise_digest.empty() && !expected.noise_digest.empty()) {
     compare("noise_digest", existing.noise_digest, expected.noise_digest);
@@ -315,9 +312,9 @@ void check_compatible(const Manifest& existing, const Manifest& expected,
   const std::string now_device = environment_string(expected, "device");
   if (!run_device.empty() && !now_device.empty() &&
       device_kind(run_device) != device_kind(now_device)) {
-    fail(context, "environment.device",
-         "run was computed on '" + run_device + "', this request runs on '" + now_device +
-             "' (resume with --device " + device_kind(run_device) + ")");
+    throw_field(context, "environment.device",
+                "run was computed on '" + run_device + "', this request runs on '" + now_device +
+                    "' (resume with --device " + device_kind(run_device) + ")");
   }
 }
 

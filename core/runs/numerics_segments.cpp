@@ -38,10 +38,6 @@ std::string show(const std::map<std::string, json>& leaves, const std::string& f
   return it == leaves.end() ? std::string("absent") : it->second.dump();
 }
 
-[[noreturn]] void fail(const std::string& file, const std::string& field, const std::string& what) {
-  throw InputError(file + ": field '" + field + "': " + what);
-}
-
 // A step number as the run files hold it: an unsigned integer no larger than 2^30.
 bool is_step_number(const json& v) {
   return v.is_number_unsigned() && v.get<std::uint64_t>() <= (std::uint64_t{1} << 30);
@@ -49,41 +45,44 @@ bool is_step_number(const json& v) {
 
 NumericsSegment segment_from_json(const json& v, const std::string& file, std::size_t at) {
   const std::string where = "segments[" + std::to_string(at) + "]";
-  if (!v.is_object()) fail(file, where, "must be an object");
+  if (!v.is_object()) throw_field(file, where, "must be an object");
   static const std::set<std::string> allowed = {"segment",  "first_step",     "check",
                                                 "changed",  "recomputed_steps", "difference",
                                                 "numerics", "host"};
   for (const auto& [key, item] : v.items()) {
-    if (!allowed.contains(key)) fail(file, where + "." + key, "unknown field");
+    if (!allowed.contains(key)) throw_field(file, where + "." + key, "unknown field");
   }
   NumericsSegment s;
   auto integer = [&](const char* key) {
     if (!v.contains(key) || !is_step_number(v[key])) {
-      fail(file, where + "." + key, "missing or not a step number");
+      throw_field(file, where + "." + key, "missing or not a step number");
     }
     return static_cast<int>(v[key].get<std::uint64_t>());
   };
   s.index = integer("segment");
   s.first_step = integer("first_step");
-  if (!v.contains("check") || !v["check"].is_string()) fail(file, where + ".check", "missing");
+  if (!v.contains("check") || !v["check"].is_string())
+    throw_field(file, where + ".check", "missing");
   s.check = v["check"].get<std::string>();
   static const std::set<std::string> checks = {"initial", "verified", "accepted", "unchecked"};
   if (!checks.contains(s.check)) {
-    fail(file, where + ".check", "must be initial, verified, accepted or unchecked");
+    throw_field(file, where + ".check", "must be initial, verified, accepted or unchecked");
   }
   if (v.contains("changed")) {
-    if (!v["changed"].is_array()) fail(file, where + ".changed", "must be an array of strings");
+    if (!v["changed"].is_array())
+      throw_field(file, where + ".changed", "must be an array of strings");
     for (const json& c : v["changed"]) {
-      if (!c.is_string()) fail(file, where + ".changed", "must be an array of strings");
+      if (!c.is_string()) throw_field(file, where + ".changed", "must be an array of strings");
       s.changed.push_back(c.get<std::string>());
     }
   }
   if (v.contains("recomputed_steps")) {
     const json& r = v["recomputed_steps"];
-    if (!r.is_array()) fail(file, where + ".recomputed_steps", "must be an array of step numbers");
+    if (!r.is_array())
+      throw_field(file, where + ".recomputed_steps", "must be an array of step numbers");
     for (const json& step : r) {
       if (!is_step_number(step)) {
-        fail(file, where + ".recomputed_steps", "must be an array of step numbers");
+        throw_field(file, where + ".recomputed_steps", "must be an array of step numbers");
       }
       s.recomputed_steps.push_back(static_cast<int>(step.get<std::uint64_t>()));
     }
@@ -93,8 +92,8 @@ NumericsSegment segment_from_json(const json& v, const std::string& file, std::s
     if (!d.is_object() || !d.contains("step") || !is_step_number(d["step"]) ||
         !d.contains("output") || !d["output"].is_string() || !d.contains("rel_l2") ||
         !d["rel_l2"].is_number() || !d.contains("max_abs") || !d["max_abs"].is_number()) {
-      fail(file, where + ".difference",
-           "must hold step (a step number), output (string), rel_l2 and max_abs (numbers)");
+      throw_field(file, where + ".difference",
+                  "must hold step (a step number), output (string), rel_l2 and max_abs (numbers)");
     }
     s.difference = OutputDifference{static_cast<int>(d["step"].get<std::uint64_t>()),
                                     d["output"].get<std::string>(), d["rel_l2"].get<double>(),
@@ -102,10 +101,10 @@ NumericsSegment segment_from_json(const json& v, const std::string& file, std::s
   }
   if (v.contains("numerics")) s.numerics = v["numerics"];
   if (!s.numerics.is_null() && !s.numerics.is_object()) {
-    fail(file, where + ".numerics", "must be an object or null");
+    throw_field(file, where + ".numerics", "must be an object or null");
   }
   if (v.contains("host")) {
-    if (!v["host"].is_string()) fail(file, where + ".host", "must be a string");
+    if (!v["host"].is_string()) throw_field(file, where + ".host", "must be a string");
     s.host = v["host"].get<std::string>();
   }
   return s;
@@ -151,34 +150,35 @@ std::vector<NumericsSegment> parse_segments(std::string_view text, const std::st
   const json root = contract::parse_json_text(text, file);
   if (!root.is_object()) throw_input(file, "must be a JSON object");
   for (const auto& [key, item] : root.items()) {
-    if (key != "format_version" && key != "segments") fail(file, key, "unknown field");
+    if (key != "format_version" && key != "segments") throw_field(file, key, "unknown field");
   }
   if (!root.contains("format_version") || !root["format_version"].is_number_integer() ||
       root["format_version"].get<std::int64_t>() != kSegmentsFormatVersion) {
-    fail(file, "format_version",
-         "unsupported (this build reads " + std::to_string(kSegmentsFormatVersion) + ")");
+    throw_field(file, "format_version",
+                "unsupported (this build reads " + std::to_string(kSegmentsFormatVersion) + ")");
   }
   if (!root.contains("segments") || !root["segments"].is_array() || root["segments"].empty()) {
-    fail(file, "segments", "must be a non-empty array");
+    throw_field(file, "segments", "must be a non-empty array");
   }
   std::vector<NumericsSegment> out;
   for (std::size_t i = 0; i < root["segments"].size(); ++i) {
     NumericsSegment s = segment_from_json(root["segments"][i], file, i);
     const std::string where = "segments[" + std::to_string(i) + "]";
     if (s.index != static_cast<int>(i)) {
-      fail(file, where + ".segment", "is " + std::to_string(s.index) + ", expected " +
-                                         std::to_string(i));
+      throw_field(file, where + ".segment",
+                  "is " + std::to_string(s.index) + ", expected " + std::to_string(i));
     }
     if (i == 0 && (s.first_step != 0 || s.check != "initial")) {
-      fail(file, where, "segment 0 must start at step 0 with check \"initial\"");
+      throw_field(file, where, "segment 0 must start at step 0 with check \"initial\"");
     }
     if (i > 0 && (s.first_step < out.back().first_step || s.check == "initial")) {
-      fail(file, where, "a later segment must not start before the previous one or be \"initial\"");
+      throw_field(file, where,
+                  "a later segment must not start before the previous one or be \"initial\"");
     }
     out.push_back(std::move(s));
   }
   if (out.front().numerics != manifest_numerics) {
-    fail(file, "segments[0].numerics", "differs from the manifest's environment.numerics");
+    throw_field(file, "segments[0].numerics", "differs from the manifest's environment.numerics");
   }
   return out;
 }

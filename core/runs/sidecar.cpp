@@ -11,15 +11,6 @@
 
 namespace h3p::runs {
 
-namespace {
-
-[[noreturn]] void fail_field(const std::string& file, const std::string& field,
-                             const std::string& what) {
-  throw InputError(file + ": field '" + field + "': " + what);
-}
-
-}  // namespace
-
 StepRecord parse_sidecar(std::string_view text, const std::string& context,
                          const SidecarExpectation& expect) {
   const std::string& sidecar = context;
@@ -39,54 +30,56 @@ StepRecord parse_sidecar(std::string_view text, const std::string& context,
                                                 "file_digest",    "input_digest", "previous_digest",
                                                 "inputs_saved"};
   for (const auto& [key, item] : value.items()) {
-    if (!allowed.contains(key) && key != "segment") fail_field(sidecar, key, "unknown field");
+    if (!allowed.contains(key) && key != "segment") throw_field(sidecar, key, "unknown field");
   }
   for (const auto& key : allowed) {
-    if (!value.contains(key)) fail_field(sidecar, key, "missing");
+    if (!value.contains(key)) throw_field(sidecar, key, "missing");
   }
   if (!value["format_version"].is_number_integer() ||
       value["format_version"].get<std::int64_t>() != kSidecarFormatVersion) {
-    fail_field(sidecar, "format_version",
-               "unsupported (this build reads " + std::to_string(kSidecarFormatVersion) + ")");
+    throw_field(sidecar, "format_version",
+                "unsupported (this build reads " + std::to_string(kSidecarFormatVersion) + ")");
   }
   StepRecord record;
   if (expect.step) {
     if (!value["step"].is_number_integer() || value["step"].get<std::int64_t>() != *expect.step) {
-      fail_field(sidecar, "step",
-                 "is " + value["step"].dump() + ", expected " + std::to_string(*expect.step));
+      throw_field(sidecar, "step",
+                  "is " + value["step"].dump() + ", expected " + std::to_string(*expect.step));
     }
     record.step = *expect.step;
   } else {
     if (!value["step"].is_number_unsigned() ||
         value["step"].get<std::uint64_t>() >
             static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
-      fail_field(sidecar, "step", "is " + value["step"].dump() + ", expected a step number");
+      throw_field(sidecar, "step", "is " + value["step"].dump() + ", expected a step number");
     }
     record.step = static_cast<int>(value["step"].get<std::uint64_t>());
   }
   if (expect.file) {
     if (!value["file"].is_string() || value["file"].get<std::string>() != *expect.file) {
-      fail_field(sidecar, "file",
-                 "is " + value["file"].dump() + ", expected \"" + *expect.file + "\"");
+      throw_field(sidecar, "file",
+                  "is " + value["file"].dump() + ", expected \"" + *expect.file + "\"");
     }
   } else if (!value["file"].is_string()) {
-    fail_field(sidecar, "file", "is " + value["file"].dump() + ", expected a file name");
+    throw_field(sidecar, "file", "is " + value["file"].dump() + ", expected a file name");
   }
   for (const char* key : {"file_digest", "input_digest", "previous_digest"}) {
     if (!value[key].is_string() || !is_sha256_hex(value[key].get<std::string>())) {
-      fail_field(sidecar, key, "must be a lower-case hex SHA-256");
+      throw_field(sidecar, key, "must be a lower-case hex SHA-256");
     }
   }
   record.file_digest = value["file_digest"].get<std::string>();
   record.input_digest = value["input_digest"].get<std::string>();
   record.previous_digest = value["previous_digest"].get<std::string>();
-  if (!value["inputs_saved"].is_boolean()) fail_field(sidecar, "inputs_saved", "must be a boolean");
+  if (!value["inputs_saved"].is_boolean())
+    throw_field(sidecar, "inputs_saved", "must be a boolean");
   record.inputs_saved = value["inputs_saved"].get<bool>();
   if (value.contains("segment")) {
     if (!value["segment"].is_number_unsigned() ||
         value["segment"].get<std::uint64_t>() >
             static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
-      fail_field(sidecar, "segment", "is " + value["segment"].dump() + ", expected a segment number");
+      throw_field(sidecar, "segment",
+                  "is " + value["segment"].dump() + ", expected a segment number");
     }
     record.segment = static_cast<int>(value["segment"].get<std::uint64_t>());
   }

@@ -5,7 +5,11 @@ Reads OUT/timings-*.json (generate --timings), OUT/files2-bytes.txt and OUT/timi
 OUT/rehearsal.md and OUT/rehearsal.json: per run the identity hashing, load, median call and
 median step (call, inputs, save), decode, step-store bytes and peak host and GPU memory; then the
 projection of each run to 50 grid points (49 calls: load + 49 steps + decode) and of hashing and
-loading to the released 61.7 GB checkpoint at the rates measured on weight files.
+loading to the released 61.7 GB checkpoint at the rates measured on weight files. A rehearsal with
+fewer than 50 blocks (what fits the device) is also projected to 50: calls scale with the blocks
+(embed and head counted as blocks: an upper bound), and peak GPU memory grows by one block's
+weights per block (from the checkpoint's and the two-block files' sizes: activations and a
+candidate's own per-block buffers not included, a lower bound).
 usage: rehearsal_summary.py OUT LAYERS GRID
 """
 import glob
@@ -17,6 +21,8 @@ import sys
 
 CHECKPOINT_BYTES = 61.7e9  # the released transformer in bf16
 FULL_CALLS = 49            # 50 grid points
+FULL_BLOCKS = 50           # the released transformer's blocks
+FILES_BLOCKS = 2           # blocks in the weight files of the hashing stage
 
 
 def load(path):
@@ -63,6 +69,21 @@ def main():
             "projected_checkpoint_hash_seconds": CHECKPOINT_BYTES / (size / files["identity_seconds"]),
             "projected_checkpoint_load_seconds": CHECKPOINT_BYTES / (size / files["load_seconds"]),
         }
+    w = summary.get("weight_files")
+    if layers < FULL_BLOCKS:
+        block_bytes = (CHECKPOINT_BYTES - w["bytes"]) / (FULL_BLOCKS - FILES_BLOCKS) if w else None
+        summary["block_weight_bytes"] = block_bytes
+        for name, r in summary["runs"].items():
+            if name == "files2":
+                continue
+            scale = FULL_BLOCKS / layers
+            r["projected_50_blocks"] = {
+                "call_seconds": r["median_call_seconds"] * scale,
+                "50_points_seconds": r["load_seconds"] + FULL_CALLS * r["median_step_seconds"] * scale
+                + r["decode_seconds"],
+                "peak_device_bytes_at_least": None if block_bytes is None or r["peak_device_bytes"] is None
+                else r["peak_device_bytes"] + (FULL_BLOCKS - layers) * block_bytes,
+            }
     timing = {}
     if os.path.exists(os.path.join(out, "timing.log")):
         for line in open(os.path.join(out, "timing.log")):
@@ -82,7 +103,15 @@ def main():
             f"{r['median_call_seconds']:.2f} | {r['median_step_seconds']:.2f} | {r['decode_seconds']:.1f} | "
             f"{gb(r['step_store_bytes'])} | {gb(r['peak_host_bytes'])} | {gb(r['peak_device_bytes'])} | "
             + (f"{proj / 60:.1f} min, {gb(r['projected_50_points_step_store_bytes'])} GB |" if proj else "|"))
-    w = summary.get("weight_files")
+    if layers < FULL_BLOCKS:
+        lines += ["", f"Projected from {layers} to {FULL_BLOCKS} blocks (calls x {FULL_BLOCKS}/{layers}, an upper bound; "
+                  "peak GPU plus the added blocks' weights, a lower bound):", "",
+                  "| run | call s | 50 points | peak GPU GB, at least |", "|---|---|---|---|"]
+        for name, r in summary["runs"].items():
+            p = r.get("projected_50_blocks")
+            if p:
+                lines.append(f"| `{name}` | {p['call_seconds']:.2f} | {p['50_points_seconds'] / 60:.1f} min | "
+                             f"{gb(p['peak_device_bytes_at_least'])} |")
     if w:
         lines += ["", f"Weight files ({w['bytes'] / 1e9:.2f} GB, two released-width blocks): hashed at "
                   f"{w['hash_bytes_per_second'] / 1e9:.2f} GB/s, loaded at {w['load_bytes_per_second'] / 1e9:.2f} GB/s; "
