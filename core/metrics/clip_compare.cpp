@@ -30,13 +30,6 @@ struct FrameResult {
   FfmpegFrameStats ffmpeg;
 };
 
-// Bytes of one stored yuv420p frame of `clip` (Y, then U and V of the rounded-up half size).
-std::size_t stored_yuv_bytes(const ClipView& clip) {
-  const std::size_t cw = static_cast<std::size_t>(clip.width + 1) / 2;
-  const std::size_t ch = static_cast<std::size_t>(clip.height + 1) / 2;
-  return static_cast<std::size_t>(clip.width) * clip.height + 2 * cw * ch;
-}
-
 // What the FFmpeg-compatible figures were measured on, for the report.
 std::string describe_yuv(const ClipView& a, const ClipView& b, const std::string& converter) {
   if (a.yuv420 != nullptr && b.yuv420 != nullptr) return "yuv420p as stored in both video files";
@@ -91,7 +84,7 @@ class Worker {
     for (auto [clip, yuv] : {std::pair{&a_, &yuv_a_}, std::pair{&b_, &yuv_b_}}) {
       if (clip->yuv420 != nullptr) {  // as the file stores it
         yuv->resize(clip->width, clip->height);
-        const std::uint8_t* src = clip->yuv420 + stored_yuv_bytes(*clip) * f;
+        const std::uint8_t* src = clip->yuv420 + yuv420p_frame_bytes(clip->width, clip->height) * f;
         for (int p = 0; p < 3; ++p) {
           const std::size_t n = static_cast<std::size_t>(yuv->plane_width(p)) * yuv->plane_height(p);
           std::copy(src, src + n, yuv->planes[p].begin());

@@ -26,7 +26,7 @@ struct ClipView {
   double fps = 0;
   const std::uint8_t* rgb = nullptr;  // frames x height x width x 3, interleaved RGB
   // The frames as a video file stores them, when that is 8-bit yuv420p (per frame Y, U, V
-  // tightly packed, runs::yuv420_frame_bytes), or null: the FFmpeg-compatible figures are then
+  // tightly packed, yuv420p_frame_bytes), or null: the FFmpeg-compatible figures are then
   // measured on these instead of on a conversion of `rgb`, as ffmpeg measures such a file.
   const std::uint8_t* yuv420 = nullptr;
   const void* planes = nullptr;       // (3, frames, height, width) in [0, 1], or null

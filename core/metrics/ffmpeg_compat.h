@@ -22,6 +22,13 @@
 
 namespace h3p::metrics {
 
+// Bytes of one tightly packed yuv420p frame: Y, then U and V of ceil(width/2) x ceil(height/2).
+inline std::size_t yuv420p_frame_bytes(int width, int height) {
+  const std::size_t cw = static_cast<std::size_t>(width + 1) / 2;
+  const std::size_t ch = static_cast<std::size_t>(height + 1) / 2;
+  return static_cast<std::size_t>(width) * static_cast<std::size_t>(height) + 2 * cw * ch;
+}
+
 // One 8-bit 4:2:0 frame; chroma planes are ceil(width/2) x ceil(height/2).
 struct Yuv420Frame {
   int width = 0, height = 0;

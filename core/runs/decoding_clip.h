@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/metrics/ffmpeg_compat.h"
 #include "core/runs/decoded.h"
 
 namespace h3p::runs {
@@ -19,11 +20,9 @@ struct ClipAudio {
   int sample_rate = 0;
 };
 
-// Bytes of one yuv420p frame: Y, then U and V of ceil(width/2) x ceil(height/2).
+// Bytes of one yuv420p frame of the clip's geometry.
 inline std::size_t yuv420_frame_bytes(const FramesHeader& h) {
-  const std::size_t cw = static_cast<std::size_t>(h.width + 1) / 2;
-  const std::size_t ch = static_cast<std::size_t>(h.height + 1) / 2;
-  return static_cast<std::size_t>(h.width) * h.height + 2 * cw * ch;
+  return metrics::yuv420p_frame_bytes(h.width, h.height);
 }
 
 class DecodingClip {

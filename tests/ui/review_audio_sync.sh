@@ -9,7 +9,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-for tool in xvfb-run pactl parec python3; do
+for tool in Xvfb pactl parec python3; do
   command -v $tool >/dev/null || { echo "skip: $tool not installed"; exit 77; }
 done
 pactl info >/dev/null 2>&1 || { echo "skip: no PulseAudio server (scripts/start-test-services.sh)"; exit 77; }
