@@ -5,10 +5,12 @@
 #include "app/cli/commands.h"
 #include "app/cli/run_command.h"
 #include "core/common/error.h"
+#include "core/common/host_memory.h"
 #include "core/metrics/compare/step_series.h"
 
 int main(int argc, char** argv) {
   using namespace h3p;
+  keep_freed_host_memory();
   CLI::App app{"h3parity: generate MiniMax-H3 with a provider and a candidate implementation, "
                "resume bit-exactly, and measure where they drift"};
   app.name("h3parity");
