@@ -39,6 +39,16 @@ a = n["attention"]
 assert a["requested"] == "default" and a["selected"] in ("flash", "efficient", "cudnn", "math"), a
 PY
 
+# The default backend recorded is the one whose kernels run for the provider's layout (the demo
+# model: 2 heads of 32; the choice depends on the strides, head size and dtype, not the length),
+# checked against torch's profiler where Python has a CUDA torch.
+if python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  python3 "$H3P_SOURCE_DIR/tools/golden/sdpa_probe_check.py" --heads 2 --head-dim 32 \
+    --sequence 4096 "$run/manifest.json" || fail "the recorded SDPA backend is not the one that ran"
+else
+  echo "no CUDA torch in Python: the recorded backend is not profiled"
+fi
+
 # A backend named in the spec is the one recorded.
 gen --runs R --impl provider:attention=math >/dev/null || fail "provider:attention=math exited $?"
 grep -q '"selected": "math"' "R/numcuda/provider@attention=math/seed-42/manifest.json" ||
