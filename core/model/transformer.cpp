@@ -117,6 +117,12 @@ void validate_call(const CallInputs& in, const TransformerConfig& c, const std::
 Transformer::Transformer(TransformerConfig config, TransformerWeights weights)
     : config_(std::move(config)), weights_(std::move(weights)) {}
 
+at::ScalarType Transformer::attention_dtype() const {
+  if (weights_.blocks.empty()) return weights_.context_embedder_w.scalar_type();
+  const AttentionWeights& a = weights_.blocks.front().attn;
+  return at::promote_types(a.to_q.scalar_type(), a.norm_q.scalar_type());
+}
+
 at::Tensor Transformer::attention(const ops::OpSet& gemm_ops, const ops::GroupOps& ops,
                                   bool refiner, const AttentionWeights& w, const at::Tensor& x,
                                   const at::Tensor* cos, const at::Tensor* sin) const {

@@ -66,6 +66,9 @@ class Transformer {
 
   const TransformerConfig& config() const { return config_; }
   const TransformerWeights& weights() const { return weights_; }
+  // The dtype the blocks' attention runs in: q = x·Wq in the projections' dtype, then RMSNorm
+  // with norm_q (which promotes). The stream's dtype where the model has no blocks.
+  at::ScalarType attention_dtype() const;
 
   // One forward: prepare(), every block() in order, head(). Inputs are moved to the weights'
   // device; outputs stay there.

@@ -135,7 +135,7 @@ GenerateResult generate_run(const GenerateParams& p, const ops::OpSetPtr& candid
       {device, &calls.group_ops(),
        ops::AttentionShape{loaded.config.num_attention_heads, plan.layout.sequence_length,
                            loaded.config.attention_head_dim,
-                           transformer.weights().proj_in_w.scalar_type()},
+                           transformer.attention_dtype()},
        calls.fused_description(), plugin_json});
   if (p.on_numerics) p.on_numerics(numerics);
 

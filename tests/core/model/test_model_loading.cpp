@@ -9,6 +9,7 @@
 #include "core/io/atomic_file.h"
 #include "core/io/aten_bridge.h"
 #include "core/model/init_model.h"
+#include "core/model/transformer.h"
 #include "core/model/weights.h"
 
 using namespace h3p;
@@ -32,6 +33,16 @@ class ModelLoading : public QObject {
     QCOMPARE(m.weights.proj_in_w.scalar_type(), at::kFloat);
     QCOMPARE(m.weights.blocks[0].attn.to_q.scalar_type(), at::kBFloat16);
     QCOMPARE(m.weights.time_linear_1_w.scalar_type(), at::kFloat);
+  }
+
+  void attention_dtype_is_the_projections_not_the_input_layers() {
+    // The released layout stores proj_in in fp32 and the blocks in bf16: attention runs in bf16
+    // (what the numerics environment's SDPA probe must ask about), fp32 in an all-fp32 model.
+    auto mixed = model::load_transformer(kGolden / "tiny-mixed" / "transformer", at::kCPU);
+    QCOMPARE(mixed.weights.proj_in_w.scalar_type(), at::kFloat);
+    QCOMPARE(model::Transformer(mixed.config, mixed.weights).attention_dtype(), at::kBFloat16);
+    auto fp32 = model::load_transformer(kGolden / "tiny-fp32" / "transformer", at::kCPU);
+    QCOMPARE(model::Transformer(fp32.config, fp32.weights).attention_dtype(), at::kFloat);
   }
 
   void parameter_table_matches_diffusers_checkpoint() {
