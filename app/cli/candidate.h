@@ -12,4 +12,11 @@ ops::OpSetPtr candidate_ops();
 // The fused CUDA candidate call's factory; empty when the binary has none.
 model::FusedCallFactory fused_candidate_call();
 
+// CPU threads for LibTorch (the provider) and the candidate's CPU kernels together, so that a
+// benchmark compares both at the same count; 0: one per core (the default).
+void set_cpu_threads(int threads);
+
+// Worker threads the candidate's CPU kernels use now.
+int candidate_cpu_threads();
+
 }  // namespace h3p::cli

@@ -54,6 +54,7 @@ void add_bench(CLI::App& app, Action& action, const GlobalOptions&) {
     std::string preset = "small", model, device = "cpu", json, contract;
     std::vector<std::string> impls{"provider", "candidate"};
     int repeats = 5;
+    int threads = 0;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
@@ -68,6 +69,11 @@ void add_bench(CLI::App& app, Action& action, const GlobalOptions&) {
   cmd->add_option("--repeats", opt->repeats, "timed calls per impl spec (median), interleaved round by round")
       ->capture_default_str();
   cmd->add_option("--device", opt->device, "cpu | cuda[:N]")->capture_default_str();
+  cmd->add_option("--threads", opt->threads,
+                  "CPU threads of the provider (LibTorch) and the candidate's kernels alike; "
+                  "0: one per core")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--json", opt->json, "also write the figures as JSON");
   cmd->add_option("--contract", opt->contract,
                   "take the call's geometry (frames, size, text tokens, steps, shifts) from this "
@@ -76,7 +82,7 @@ void add_bench(CLI::App& app, Action& action, const GlobalOptions&) {
     action = [opt] {
       namespace fs = std::filesystem;
       if (opt->repeats < 1) throw InputError("--repeats: must be >= 1");
-      ops::configure_threads();
+      set_cpu_threads(opt->threads);
       const at::Device device = ops::resolve_device(opt->device);
       fs::path model_dir = opt->model;
       fs::path temp;
@@ -152,6 +158,7 @@ void add_bench(CLI::App& app, Action& action, const GlobalOptions&) {
                               {"sequence_length", plan.layout.sequence_length},
                               {"gflop_per_call", cost.total() / 1e9},
                               {"threads", at::get_num_threads()},
+                              {"candidate_threads", candidate_cpu_threads()},
                               {"device", ops::describe_device(device)},
                               {"torch", ops::torch_version_string()},
                               {"repeats", opt->repeats},

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # e2e: `bench` times several specs in one run, interleaved round by round: every spec gets
 # exactly --repeats timed calls (in --json's times_ms), its median is the median of those, the
-# first spec is the peer (ratio 1), and an unknown spec or a bad --repeats exits 2.
+# first spec is the peer (ratio 1), an unknown spec or a bad --repeats or --threads exits 2, and
+# --threads N runs both the provider and the candidate on N threads.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -21,4 +22,13 @@ PY
 grep -q '^candidate ' b.txt || fail "no candidate row: $(cat b.txt)"
 expect_exit 2 "$H3P_CLI" bench --preset tiny --impl nonsense --repeats 1
 expect_exit 2 "$H3P_CLI" bench --preset tiny --repeats 0
-echo "bench: interleaved rounds, figures consistent"
+expect_exit 2 "$H3P_CLI" bench --preset tiny --threads -1
+
+# --threads sets the provider's (LibTorch) and the candidate kernels' thread counts alike.
+"$H3P_CLI" bench --preset tiny --threads 1 --repeats 1 --json t1.json > t1.txt ||
+  fail "bench --threads 1 exited $?"
+grep -q ', 1 threads,' t1.txt || fail "bench --threads 1 printed: $(head -1 t1.txt)"
+python3 -c 'import json, sys; j = json.load(open(sys.argv[1]));
+assert (j["threads"], j["candidate_threads"]) == (1, 1), j' t1.json ||
+  fail "bench --threads 1 recorded: $(cat t1.json)"
+echo "bench: interleaved rounds, figures consistent, --threads applied to both sides"
