@@ -25,6 +25,23 @@ struct Avx2Lanes {
   static V load_half(const std::uint16_t* p) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
+  static constexpr bool kRgbChannel16 = true;
+  // Channel c of the 16 interleaved RGB pixels at p (48 bytes) as value / 255.0f into out[0..15]
+  // (the division rounds like ByteScale's, so the bits agree with the table).
+  static void rgb_channel16(const std::uint8_t* p, int c, float* out) {
+    const auto* m = kRgbChannelMasks.m[c];
+    __m128i bytes = _mm_setzero_si128();
+    for (int j = 0; j < 3; ++j) {
+      const __m128i in = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * j));
+      bytes = _mm_or_si128(bytes, _mm_shuffle_epi8(in, _mm_load_si128(
+                                                           reinterpret_cast<const __m128i*>(m[j]))));
+    }
+    const __m256 scale = _mm256_set1_ps(255.0f);
+    const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
+    const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)));
+    _mm256_storeu_ps(out, _mm256_div_ps(lo, scale));
+    _mm256_storeu_ps(out + 8, _mm256_div_ps(hi, scale));
+  }
   // Accumulators 0-3 and 4-7.
   struct Acc {
     __m256d lo, hi;

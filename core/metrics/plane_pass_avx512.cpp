@@ -34,6 +34,20 @@ struct Avx512Lanes {
   static V load_half(const std::uint16_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
+  static constexpr bool kRgbChannel16 = true;
+  // Channel c of the 16 interleaved RGB pixels at p (48 bytes) as value / 255.0f into out[0..15]
+  // (the division rounds like ByteScale's, so the bits agree with the table).
+  static void rgb_channel16(const std::uint8_t* p, int c, float* out) {
+    const auto* m = kRgbChannelMasks.m[c];
+    __m128i bytes = _mm_setzero_si128();
+    for (int j = 0; j < 3; ++j) {
+      const __m128i in = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * j));
+      bytes = _mm_or_si128(bytes, _mm_shuffle_epi8(in, _mm_load_si128(
+                                                           reinterpret_cast<const __m128i*>(m[j]))));
+    }
+    const __m512 values = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes));
+    _mm512_storeu_ps(out, _mm512_div_ps(values, _mm512_set1_ps(255.0f)));
+  }
   using Acc = __m512d;
   static Acc acc_load(const double* a) { return _mm512_loadu_pd(a); }
   static void acc_store(const Acc& acc, double* a) { _mm512_storeu_pd(a, acc); }

@@ -17,8 +17,26 @@
 namespace h3p::metrics::pass_kernel {
 namespace {
 
+// pshufb masks that gather channel c of 16 interleaved RGB pixels (48 bytes, three 16-byte
+// loads) into 16 bytes: kRgbChannelMasks[c][j] picks from load j, 0x80 zeroes (OR-ed together).
+struct RgbChannelMasks {
+  alignas(16) std::uint8_t m[3][3][16];
+  constexpr RgbChannelMasks() : m() {
+    for (int c = 0; c < 3; ++c) {
+      for (int j = 0; j < 3; ++j) {
+        for (int i = 0; i < 16; ++i) {
+          const int at = 3 * i + c;
+          m[c][j][i] = static_cast<std::uint8_t>(at / 16 == j ? at % 16 : 0x80);
+        }
+      }
+    }
+  }
+};
+inline constexpr RgbChannelMasks kRgbChannelMasks{};
+
 struct ScalarLanes {
   static constexpr int kLanes = 1;
+  static constexpr bool kRgbChannel16 = false;  // no rgb_channel16()
   static constexpr unsigned kShiftTaps = 0;  // horizontal taps taken by shifting (tap())
   using V = float;
   template <int K>
@@ -89,12 +107,25 @@ struct Row {
   bool half = false;
 };
 
-inline Row source_row(const Side& side, int y, int w, const float* byte_scale, float* scratch) {
+// Channel `channel` of w interleaved RGB pixels as byte_scale[value] (value / 255.0f). T's
+// rgb_channel16 converts 16 pixels at a time with the same float division, so the bits agree.
+template <class T>
+void rgb_channel_row(const std::uint8_t* rgb, int channel, int w, const float* byte_scale,
+                     float* out) {
+  int x = 0;
+  if constexpr (T::kRgbChannel16) {
+    for (; x + 16 <= w; x += 16) T::rgb_channel16(rgb + 3 * x, channel, out + x);
+  }
+  for (; x < w; ++x) out[x] = byte_scale[rgb[3 * x + channel]];
+}
+
+template <class T>
+Row source_row(const Side& side, int y, int w, const float* byte_scale, float* scratch) {
   const std::size_t at = static_cast<std::size_t>(y) * w;
   if (side.source == kF32) return {static_cast<const float*>(side.data) + at, false};
   if (side.source == kF16) return {static_cast<const std::uint16_t*>(side.data) + at, true};
-  const std::uint8_t* in = static_cast<const std::uint8_t*>(side.data) + 3 * at + side.channel;
-  for (int x = 0; x < w; ++x) scratch[x] = byte_scale[in[3 * x]];
+  rgb_channel_row<T>(static_cast<const std::uint8_t*>(side.data) + 3 * at, side.channel, w,
+                     byte_scale, scratch);
   return {scratch, false};
 }
 
@@ -243,12 +274,12 @@ void run_pass(const Args& args, Out& out) {
 
   // One input row into the ring, with its error terms.
   auto produce = [&](int row) {
-    const Row ra = source_row(args.a, row, w, args.byte_scale, bytes);
-    const Row rb = source_row(args.b, row, w, args.byte_scale, bytes + stride);
+    const Row ra = source_row<T>(args.a, row, w, args.byte_scale, bytes);
+    const Row rb = source_row<T>(args.b, row, w, args.byte_scale, bytes + stride);
     Row rpa, rpb;
     if (temporal) {
-      rpa = source_row(args.prev_a, row, w, args.byte_scale, bytes + 2 * stride);
-      rpb = source_row(args.prev_b, row, w, args.byte_scale, bytes + 3 * stride);
+      rpa = source_row<T>(args.prev_a, row, w, args.byte_scale, bytes + 2 * stride);
+      rpb = source_row<T>(args.prev_b, row, w, args.byte_scale, bytes + 3 * stride);
     }
     const Row* pa = temporal ? &rpa : nullptr;
     const Row* pb = temporal ? &rpb : nullptr;
