@@ -37,6 +37,6 @@ void set_cpu_threads(int threads) {
   kernels::cpu::set_threads_for_tests(threads);
 }
 
-int candidate_cpu_threads() { return kernels::cpu::gemm_threads(); }
+int candidate_cpu_threads() { return kernels::cpu::kernel_threads(); }
 
 }  // namespace h3p::cli

@@ -18,7 +18,6 @@ namespace {
 
 // -1: no override; otherwise the forced Isa's value.
 std::atomic<int> isa_override{-1};
-std::atomic<int> threads_override{0};
 
 #if defined(__x86_64__) && defined(__linux__)
 // AMX needs CPUID.7.0:EDX AMX-BF16 (bit 22) and AMX-TILE (bit 24), and the kernel's permission
@@ -89,15 +88,6 @@ Isa active_isa() {
 void set_isa_for_tests(std::optional<Isa> isa) {
   isa_override.store(isa ? static_cast<int>(lower_to_supported(*isa)) : -1,
                      std::memory_order_relaxed);
-}
-
-void set_threads_for_tests(int threads) {
-  threads_override.store(threads > 0 ? threads : 0, std::memory_order_relaxed);
-}
-
-int gemm_threads() {
-  const int forced = threads_override.load(std::memory_order_relaxed);
-  return forced > 0 ? forced : kernel_threads();
 }
 
 }  // namespace h3p::kernels::cpu

@@ -9,6 +9,8 @@
 
 #include <omp.h>
 
+#include "kernels/cpu/parallel.h"
+
 namespace h3p::kernels::cpu {
 
 // Code paths of the compute-bound kernels, lowest to highest.
@@ -34,18 +36,12 @@ Isa active_isa();
 // the default. Not for use while kernels run on other threads.
 void set_isa_for_tests(std::optional<Isa> isa);
 
-// Forces the kernels' worker count (>= 1) for tests and benchmarks; 0 restores kernel_threads().
-void set_threads_for_tests(int threads);
-
-// Worker count the kernels use now.
-int gemm_threads();
-
 // Calls body(item) once for every item in [0, items), split in contiguous static chunks over
-// at most gemm_threads() workers. body must write disjoint outputs for distinct items.
+// at most kernel_threads() workers. body must write disjoint outputs for distinct items.
 template <typename Body>
 void run_items(std::int64_t items, Body&& body) {
   if (items <= 0) return;
-  const std::int64_t threads = std::min<std::int64_t>(gemm_threads(), items);
+  const std::int64_t threads = std::min<std::int64_t>(kernel_threads(), items);
   if (threads <= 1) {
     for (std::int64_t i = 0; i < items; ++i) body(i);
     return;
@@ -65,7 +61,7 @@ void run_items(std::int64_t items, Body&& body) {
 template <typename Body>
 void run_chunks(std::int64_t items, Body&& body) {
   if (items <= 0) return;
-  const std::int64_t threads = std::min<std::int64_t>(gemm_threads(), items);
+  const std::int64_t threads = std::min<std::int64_t>(kernel_threads(), items);
   if (threads <= 1) {
     body(std::int64_t{0}, items);
     return;

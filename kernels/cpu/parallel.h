@@ -9,8 +9,13 @@
 
 namespace h3p::kernels::cpu {
 
-// Threads the kernels use: the core count (set once per process; 1 when unknown).
+// Workers the kernels use now: the count forced by set_threads_for_tests(), else the core
+// count (1 when unknown). Every kernel splits its work over this many, elementwise and gemm alike.
 int kernel_threads();
+
+// Forces the kernels' worker count (>= 1) for tests, benchmarks and `--threads`; 0 restores the
+// core count. Not for use while kernels run on other threads.
+void set_threads_for_tests(int threads);
 
 // Calls body(begin, end) over [0, n) split into contiguous chunks of at least `grain` items,
 // in parallel. Chunk boundaries depend on n and the thread count only; the body must write

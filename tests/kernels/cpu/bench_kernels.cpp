@@ -109,7 +109,7 @@ void bench_attention(std::int64_t s, std::int64_t h, std::int64_t d, at::ScalarT
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = cpu::gemm_threads();
+  int threads = cpu::kernel_threads();
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--threads") == 0) {
       threads = std::max(1, std::atoi(argv[i + 1]));

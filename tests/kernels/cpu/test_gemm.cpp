@@ -206,7 +206,7 @@ class GemmTest : public QObject {
     QCOMPARE(cpu::active_isa(), Isa::scalar);
     QCOMPARE(std::string(cpu::isa_name(Isa::avx2)), std::string("avx2"));
     cpu::set_threads_for_tests(3);
-    QCOMPARE(cpu::gemm_threads(), 3);
+    QCOMPARE(cpu::kernel_threads(), 3);
   }
 
  private:
