@@ -18,5 +18,5 @@ else
 fi
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DH3P_WITH_QT=OFF \
   -DH3P_WITH_MEDIA=OFF -DH3P_BUILD_TESTS=OFF "${extra[@]}"
-cmake --build "$build" --target h3parity -j"$(nproc)"
-echo "built $build/app/cli/h3parity"
+cmake --build "$build" --target h3parity bench_kernels -j"$(nproc)"
+echo "built $build/app/cli/h3parity and $build/tools/bench/bench_kernels"

@@ -7,7 +7,7 @@
 // depends only on its own data and the fixed key tiling, so any thread count gives the same
 // bytes. ISA variants: AVX-512 (also under amx), AVX2 (polynomial exp) and scalar (std::exp).
 // Tested against the provider attention by tests/kernels/cpu/test_attention.cpp (every ISA,
-// 1 and 2 threads), timed by tests/kernels/cpu/bench_kernels.cpp.
+// 1 and 2 threads), timed by tools/bench/bench_kernels.cpp.
 #include "kernels/cpu/attention.h"
 
 #include <algorithm>

@@ -7,7 +7,7 @@
 // m <= 4 rows (the AdaLN projection) take a GEMV path parallel over columns instead. On CPUs
 // with AMX-BF16 the bf16 gemm runs on tiles instead (gemm_amx.cpp).
 // Tested against at::linear by tests/kernels/cpu/test_gemm.cpp (every ISA, 1 and 2 threads),
-// timed by tests/kernels/cpu/bench_kernels.cpp.
+// timed by tools/bench/bench_kernels.cpp.
 #include "kernels/cpu/gemm.h"
 
 #include <string>
