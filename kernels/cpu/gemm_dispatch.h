@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <optional>
 
-#include <omp.h>
 
 #include "kernels/cpu/parallel.h"
 
@@ -41,19 +40,10 @@ void set_isa_for_tests(std::optional<Isa> isa);
 template <typename Body>
 void run_items(std::int64_t items, Body&& body) {
   if (items <= 0) return;
-  const std::int64_t threads = std::min<std::int64_t>(kernel_threads(), items);
-  if (threads <= 1) {
-    for (std::int64_t i = 0; i < items; ++i) body(i);
-    return;
-  }
-#pragma omp parallel num_threads(static_cast<int>(threads))
-  {
-    const std::int64_t t = omp_get_thread_num();
-    const std::int64_t nt = omp_get_num_threads();
-    const std::int64_t begin = items * t / nt;
-    const std::int64_t end = items * (t + 1) / nt;
-    for (std::int64_t i = begin; i < end; ++i) body(i);
-  }
+  run_workers(items, [&](std::int64_t worker, std::int64_t workers) {
+    const std::int64_t end = items * (worker + 1) / workers;
+    for (std::int64_t i = items * worker / workers; i < end; ++i) body(i);
+  });
 }
 
 // Calls body(begin, end) once per worker over contiguous static chunks of [0, items), for
@@ -61,19 +51,11 @@ void run_items(std::int64_t items, Body&& body) {
 template <typename Body>
 void run_chunks(std::int64_t items, Body&& body) {
   if (items <= 0) return;
-  const std::int64_t threads = std::min<std::int64_t>(kernel_threads(), items);
-  if (threads <= 1) {
-    body(std::int64_t{0}, items);
-    return;
-  }
-#pragma omp parallel num_threads(static_cast<int>(threads))
-  {
-    const std::int64_t t = omp_get_thread_num();
-    const std::int64_t nt = omp_get_num_threads();
-    const std::int64_t begin = items * t / nt;
-    const std::int64_t end = items * (t + 1) / nt;
+  run_workers(items, [&](std::int64_t worker, std::int64_t workers) {
+    const std::int64_t begin = items * worker / workers;
+    const std::int64_t end = items * (worker + 1) / workers;
     if (begin < end) body(begin, end);
-  }
+  });
 }
 
 }  // namespace h3p::kernels::cpu

@@ -17,24 +17,38 @@ int kernel_threads();
 // core count. Not for use while kernels run on other threads.
 void set_threads_for_tests(int threads);
 
+// Calls body(worker, workers) on each of `workers` = min(max_workers, team size) threads of one
+// OpenMP team of kernel_threads() threads; the rest of the team idles. The team size stays the
+// same from call to call on purpose: libgomp ends the surplus threads when a team is smaller
+// than the last one and creates new threads for the next larger team (thread-local scratch, AMX
+// state and all), which at 16 threads cost more than the kernels' work. Inline when one worker.
+template <typename Body>
+void run_workers(std::int64_t max_workers, Body&& body) {
+  const int team = kernel_threads();
+  if (team <= 1 || max_workers <= 1) {
+    body(std::int64_t{0}, std::int64_t{1});
+    return;
+  }
+#pragma omp parallel num_threads(team)
+  {
+    const std::int64_t workers = std::min<std::int64_t>(omp_get_num_threads(), max_workers);
+    const std::int64_t worker = omp_get_thread_num();
+    if (worker < workers) body(worker, workers);
+  }
+}
+
 // Calls body(begin, end) over [0, n) split into contiguous chunks of at least `grain` items,
 // in parallel. Chunk boundaries depend on n and the thread count only; the body must write
 // disjoint outputs for disjoint ranges.
 template <typename Body>
 void parallel_for(std::int64_t n, std::int64_t grain, Body&& body) {
   if (n <= 0) return;
-  const std::int64_t chunks = std::max<std::int64_t>(
-      1, std::min<std::int64_t>(kernel_threads(), (n + grain - 1) / std::max<std::int64_t>(grain, 1)));
-  if (chunks == 1) {
-    body(std::int64_t{0}, n);
-    return;
-  }
-#pragma omp parallel for schedule(static) num_threads(static_cast<int>(chunks))
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    const std::int64_t begin = n * c / chunks;
-    const std::int64_t end = n * (c + 1) / chunks;
+  const std::int64_t chunks = (n + grain - 1) / std::max<std::int64_t>(grain, 1);
+  run_workers(chunks, [&](std::int64_t worker, std::int64_t workers) {
+    const std::int64_t begin = n * worker / workers;
+    const std::int64_t end = n * (worker + 1) / workers;
     if (begin < end) body(begin, end);
-  }
+  });
 }
 
 }  // namespace h3p::kernels::cpu
