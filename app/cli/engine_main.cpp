@@ -2,8 +2,11 @@
 // of clips itself and executes this binary (same arguments, same process) for everything else.
 #include <c10/util/Exception.h>
 
+#include <cstdio>
+
 #include "app/cli/commands.h"
 #include "app/cli/run_command.h"
+#include "core/common/cpu_block_pool.h"
 #include "core/common/error.h"
 #include "core/common/host_memory.h"
 #include "core/metrics/compare/step_series.h"
@@ -11,6 +14,12 @@
 int main(int argc, char** argv) {
   using namespace h3p;
   keep_freed_host_memory();
+  try {
+    install_cpu_block_pool();  // under ASan, or with H3P_CPU_POOL=1
+  } catch (const Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
   CLI::App app{"h3parity: generate MiniMax-H3 with a provider and a candidate implementation, "
                "resume bit-exactly, and measure where they drift"};
   app.name("h3parity");
