@@ -20,7 +20,8 @@ done
 
 packages=(build-essential cmake ninja-build pkg-config git
           libtorch-dev libopenblas0-openmp nlohmann-json3-dev libssl-dev
-          libcli11-dev libspdlog-dev libdlpack-dev)
+          libcli11-dev libspdlog-dev libdlpack-dev
+          lld)  # the linker the build prefers (CMakeLists.txt, H3P_LINKER)
 if [[ $headless == 0 ]]; then
   packages+=(qt6-base-dev qt6-multimedia-dev libqcustomplot-dev libqcustomplot2.1-qt6
              libopencv-dev libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
