@@ -27,6 +27,7 @@ using namespace attention_detail;
 TileStep step_for(Isa isa) {
   switch (isa) {
     case Isa::amx:
+    case Isa::avx512bf16:
     case Isa::avx512: return tile_step_avx512;
     case Isa::avx2: return tile_step_avx2;
     case Isa::scalar: break;

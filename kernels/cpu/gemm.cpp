@@ -5,7 +5,8 @@
 // 4 x 16) sums each element over the whole k in ascending order and the bias is added last,
 // then the result is rounded once. k is never split, so any thread count gives the same bytes.
 // m <= 4 rows (the AdaLN projection) take a GEMV path parallel over columns instead. On CPUs
-// with AMX-BF16 the bf16 gemm runs on tiles instead (gemm_amx.cpp).
+// with AMX-BF16 the bf16 gemm runs on tiles instead, with AVX512-BF16 on dot products of the
+// same packed pairs (gemm_pairs.cpp).
 // Tested against at::linear by tests/kernels/cpu/test_gemm.cpp (every ISA, 1 and 2 threads),
 // timed by tools/bench/bench_kernels.cpp.
 #include "kernels/cpu/gemm.h"
@@ -38,6 +39,7 @@ struct IsaKernels {
 IsaKernels kernels_for(Isa isa) {
   switch (isa) {
     case Isa::amx:
+    case Isa::avx512bf16:
     case Isa::avx512: return {kTileAvx512, micro_avx512, gemv_bf16_avx512, gemv_f32_avx512};
     case Isa::avx2: return {kTileAvx2, micro_avx2, gemv_bf16_avx2, gemv_f32_avx2};
     case Isa::scalar: break;
@@ -112,8 +114,9 @@ void gemm(const char* op, const T* x, const T* w, const T* bias, T* y, std::int6
   }
 
   if constexpr (sizeof(T) == 2) {
-    if (isa == Isa::amx) {
-      gemm_bf16_amx(x, w, bias_f, y, m, n, k);
+    if (isa == Isa::amx || isa == Isa::avx512bf16) {
+      gemm_bf16_pairs(x, w, bias_f, y, m, n, k,
+                      isa == Isa::amx ? PairUnit::amx_tiles : PairUnit::avx512_dot);
       return;
     }
   }

@@ -46,9 +46,10 @@ Isa isa_from_environment() {
   if (v == "scalar") return Isa::scalar;
   if (v == "avx2") return lower_to_supported(Isa::avx2);
   if (v == "avx512") return lower_to_supported(Isa::avx512);
+  if (v == "avx512bf16") return lower_to_supported(Isa::avx512bf16);
   if (v == "amx") return lower_to_supported(Isa::amx);
   throw InputError("environment: H3P_KERNELS_ISA: unknown value '" + v +
-                   "' (scalar, avx2, avx512, amx)");
+                   "' (scalar, avx2, avx512, avx512bf16, amx)");
 }
 
 }  // namespace
@@ -58,6 +59,7 @@ const char* isa_name(Isa isa) {
     case Isa::scalar: return "scalar";
     case Isa::avx2: return "avx2";
     case Isa::avx512: return "avx512";
+    case Isa::avx512bf16: return "avx512bf16";
     case Isa::amx: return "amx";
   }
   return "unknown";
@@ -69,7 +71,8 @@ Isa best_supported_isa() {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma")) {
-      return amx_available() ? Isa::amx : Isa::avx512;
+      if (amx_available()) return Isa::amx;
+      return __builtin_cpu_supports("avx512bf16") ? Isa::avx512bf16 : Isa::avx512;
     }
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::avx2;
 #endif

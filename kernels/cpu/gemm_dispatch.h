@@ -1,7 +1,7 @@
 #pragma once
 // Instruction-set and thread-count selection shared by the gemm and attention kernels. The ISA
 // is chosen once at runtime: the best the CPU supports, lowered by the H3P_KERNELS_ISA
-// environment variable (scalar | avx2 | avx512 | amx) or by set_isa_for_tests(). Work is split over
+// environment variable (scalar | avx2 | avx512 | avx512bf16 | amx) or by set_isa_for_tests(). Work is split over
 // fixed, globally aligned tiles, so the thread count never changes any result.
 #include <algorithm>
 #include <cstdint>
@@ -17,10 +17,11 @@ enum class Isa {
   scalar,  // portable C++, always compiled and tested
   avx2,    // AVX2 + FMA, 8-lane fp32
   avx512,  // AVX-512 F/BW/VL + FMA, 16-lane fp32
+  avx512bf16,  // avx512 plus AVX512-BF16 dot products (vdpbf16ps) for the bf16 gemm
   amx,     // avx512 plus AMX-BF16 tiles for the bf16 gemm (OS permission granted)
 };
 
-// "scalar", "avx2", "avx512" or "amx".
+// "scalar", "avx2", "avx512", "avx512bf16" or "amx".
 const char* isa_name(Isa isa);
 
 // The highest path this CPU can run.

@@ -1,6 +1,6 @@
 #pragma once
 // Per-ISA inner loops of the gemm kernels (gemm_scalar.cpp, gemm_avx2.cpp, gemm_avx512.cpp,
-// gemm_amx.cpp).
+// gemm_pairs.cpp).
 // Operands reach them packed as fp32 by gemm.cpp: an A panel is MR rows stored k-major
 // ([k][MR]), a B panel NR columns stored k-major ([k][NR]), both zero-padded at the edges.
 // Each output element is one fp32 sum in ascending k, whatever tile or thread computes it.
@@ -57,10 +57,14 @@ void gemv_f32_avx512(const float* x, std::int64_t m, const float* w, const float
 // (round to nearest even, NaN to 0x7fc0), 16 lanes at a time. Needs avx512.
 void store_row_bf16_avx512(const float* acc, const float* bias, Bf16* y, std::int64_t cols);
 
-// The whole bf16 gemm on AMX-BF16 tiles (gemm_amx.cpp): packs w into VNNI pairs, x where k is
-// not a multiple of 32, runs 32 x 32 output blocks over the threads (k in ascending 32-wide
-// steps) and rounds once with the bias added. For m > kGemvMaxRows; needs Isa::amx.
-void gemm_bf16_amx(const Bf16* x, const Bf16* w, const float* bias, Bf16* y, std::int64_t m,
-                   std::int64_t n, std::int64_t k);
+// What multiplies the bf16 pairs of gemm_bf16_pairs: AMX-BF16 tiles (Isa::amx) or AVX512-BF16
+// dot products on zmm registers (Isa::avx512bf16).
+enum class PairUnit { amx_tiles, avx512_dot };
+
+// The whole bf16 gemm on bf16 pairs (gemm_pairs.cpp): packs w into VNNI pairs, x where k is not a
+// multiple of 32, runs 32 x 32 output blocks over the threads (k in ascending pairs) and rounds
+// once with the bias added. For m > kGemvMaxRows; needs the Isa of `unit`.
+void gemm_bf16_pairs(const Bf16* x, const Bf16* w, const float* bias, Bf16* y, std::int64_t m,
+                     std::int64_t n, std::int64_t k, PairUnit unit);
 
 }  // namespace h3p::kernels::cpu::gemm_detail

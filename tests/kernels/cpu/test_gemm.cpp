@@ -38,6 +38,7 @@ std::vector<Isa> runnable_isas() {
   std::vector<Isa> out{Isa::scalar};
   if (cpu::best_supported_isa() >= Isa::avx2) out.push_back(Isa::avx2);
   if (cpu::best_supported_isa() >= Isa::avx512) out.push_back(Isa::avx512);
+  if (cpu::best_supported_isa() >= Isa::avx512bf16) out.push_back(Isa::avx512bf16);
   if (cpu::best_supported_isa() >= Isa::amx) out.push_back(Isa::amx);
   return out;
 }

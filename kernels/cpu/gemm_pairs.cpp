@@ -1,7 +1,9 @@
-// AMX-BF16 path of gemm_bf16 (Sapphire Rapids and later): 2 x 2 tiles of 16 x 16 fp32
-// accumulators per 32 x 32 output block, fed by 16-row x 32-k tiles of x and VNNI-paired
-// 32-k x 16-column tiles of w; k advances in ascending 32-wide steps, each element is summed by
-// one thread, and the bias is added and the result rounded once in the epilogue.
+// The bf16-pair paths of gemm_bf16. AMX-BF16 (Sapphire Rapids and later): 2 x 2 tiles of
+// 16 x 16 fp32 accumulators per 32 x 32 output block, fed by 16-row x 32-k tiles of x and
+// VNNI-paired 32-k x 16-column tiles of w. AVX512-BF16 (Zen 4, Cooper Lake): the same packed
+// pairs, 8 rows x 32 columns of fp32 accumulators in zmm registers at a time, one vdpbf16ps per
+// row, column half and pair. k advances in ascending pairs, each element is summed by one
+// thread, and the bias is added and the result rounded once in the epilogue.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -16,6 +18,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #define H3P_AMX __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx2,fma")))
+#define H3P_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma")))
+#define H3P_BF16_DOT __attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl,avx2,fma")))
 
 namespace h3p::kernels::cpu::gemm_detail {
 namespace {
@@ -69,9 +73,40 @@ H3P_AMX void block_32x32(const std::uint16_t* a, std::int64_t lda, const std::ui
   _tile_stored(3, c + 16 * kBlock + 16, 128);
 }
 
+// The same 32 x 32 block with AVX512-BF16: rows of a as broadcast pairs, b0/b1 as 16 column
+// pairs per zmm; k_pad / 2 pairs in ascending order.
+H3P_BF16_DOT void block_32x32_dot(const std::uint16_t* a, std::int64_t lda, const std::uint16_t* b0,
+                                  const std::uint16_t* b1, std::int64_t k_pad, float* c) {
+  constexpr int kRows = 8;
+  const std::int64_t pairs = k_pad / 2;
+  for (std::int64_t r0 = 0; r0 < kBlock; r0 += kRows) {
+    __m512 acc0[kRows];
+    __m512 acc1[kRows];
+    for (int r = 0; r < kRows; ++r) {
+      acc0[r] = _mm512_setzero_ps();
+      acc1[r] = _mm512_setzero_ps();
+    }
+    for (std::int64_t p = 0; p < pairs; ++p) {
+      const __m512bh w0 = (__m512bh)_mm512_load_si512(b0 + p * 2 * kTileCols);
+      const __m512bh w1 = (__m512bh)_mm512_load_si512(b1 + p * 2 * kTileCols);
+      for (int r = 0; r < kRows; ++r) {
+        std::uint32_t pair;
+        std::memcpy(&pair, a + (r0 + r) * lda + 2 * p, sizeof pair);
+        const __m512bh av = (__m512bh)_mm512_set1_epi32(static_cast<int>(pair));
+        acc0[r] = _mm512_dpbf16_ps(acc0[r], av, w0);
+        acc1[r] = _mm512_dpbf16_ps(acc1[r], av, w1);
+      }
+    }
+    for (int r = 0; r < kRows; ++r) {
+      _mm512_store_ps(c + (r0 + r) * kBlock, acc0[r]);
+      _mm512_store_ps(c + (r0 + r) * kBlock + kTileCols, acc1[r]);
+    }
+  }
+}
+
 // Column tile `tile` of w (n, k) as VNNI pairs [k_pad / 2][16][2], zero-padded. With k even a
 // pair is one 32-bit word, gathered 16 columns at a time.
-H3P_AMX void pack_w_tile(const std::uint16_t* w, std::int64_t n, std::int64_t k,
+H3P_AVX512 void pack_w_tile(const std::uint16_t* w, std::int64_t n, std::int64_t k,
                          std::int64_t k_pad, std::int64_t tile, std::uint16_t* out) {
   const std::int64_t col0 = tile * kTileCols;
   const std::int64_t cols = std::max<std::int64_t>(0, std::min(kTileCols, n - col0));
@@ -106,8 +141,9 @@ H3P_AMX void pack_w_tile(const std::uint16_t* w, std::int64_t n, std::int64_t k,
 
 }  // namespace
 
-void gemm_bf16_amx(const Bf16* x, const Bf16* w, const float* bias, Bf16* y, std::int64_t m,
-                   std::int64_t n, std::int64_t k) {
+void gemm_bf16_pairs(const Bf16* x, const Bf16* w, const float* bias, Bf16* y, std::int64_t m,
+                     std::int64_t n, std::int64_t k, PairUnit unit) {
+  const bool tiles = unit == PairUnit::amx_tiles;
   const std::int64_t k_pad = (k + kBlock - 1) / kBlock * kBlock;
   const std::int64_t m_blocks = (m + kBlock - 1) / kBlock;
   const std::int64_t n_blocks = (n + kBlock - 1) / kBlock;
@@ -150,7 +186,7 @@ void gemm_bf16_amx(const Bf16* x, const Bf16* w, const float* bias, Bf16* y, std
 
   // Step 2: 32 x 32 output blocks over the threads, each thread with its tile configuration.
   run_chunks(m_blocks * n_blocks, [&](std::int64_t begin, std::int64_t end) {
-    load_tile_config();
+    if (tiles) load_tile_config();
     alignas(64) float c[kBlock * kBlock];
     for (std::int64_t item = begin; item < end; ++item) {
       const std::int64_t mb = item / n_blocks;
@@ -160,7 +196,11 @@ void gemm_bf16_amx(const Bf16* x, const Bf16* w, const float* bias, Bf16* y, std
                                    ? xb + i0 * k
                                    : a_packed + (i0 - packed_row0) * k_pad;
       const std::uint16_t* b0 = b_packed + (2 * nb) * k_pad * kTileCols;
-      block_32x32(a, k_pad, b0, b0 + k_pad * kTileCols, k_pad / kBlock, c);
+      if (tiles) {
+        block_32x32(a, k_pad, b0, b0 + k_pad * kTileCols, k_pad / kBlock, c);
+      } else {
+        block_32x32_dot(a, k_pad, b0, b0 + k_pad * kTileCols, k_pad, c);
+      }
       const std::int64_t rows = std::min(kBlock, m - i0);
       const std::int64_t j0 = nb * kBlock;
       const std::int64_t cols = std::min(kBlock, n - j0);
@@ -169,7 +209,7 @@ void gemm_bf16_amx(const Bf16* x, const Bf16* w, const float* bias, Bf16* y, std
                               y + (i0 + r) * n + j0, cols);
       }
     }
-    release_tiles();
+    if (tiles) release_tiles();
   });
 }
 
