@@ -1,12 +1,10 @@
 #pragma once
 // Instruction-set and thread-count selection shared by the gemm and attention kernels. The ISA
 // is chosen once at runtime: the best the CPU supports, lowered by the H3P_KERNELS_ISA
-// environment variable (scalar | avx2 | avx512 | avx512bf16 | amx) or by set_isa_for_tests(). Work is split over
-// fixed, globally aligned tiles, so the thread count never changes any result.
-#include <algorithm>
+// environment variable (scalar | avx2 | avx512 | avx512bf16 | amx) or by set_isa_for_tests().
+// Work is split over fixed, globally aligned tiles, so the thread count never changes any result.
 #include <cstdint>
 #include <optional>
-
 
 #include "kernels/cpu/parallel.h"
 
@@ -18,7 +16,7 @@ enum class Isa {
   avx2,    // AVX2 + FMA, 8-lane fp32
   avx512,  // AVX-512 F/BW/VL + FMA, 16-lane fp32
   avx512bf16,  // avx512 plus AVX512-BF16 dot products (vdpbf16ps) for the bf16 gemm
-  amx,     // avx512 plus AMX-BF16 tiles for the bf16 gemm (OS permission granted)
+  amx,         // avx512 plus AMX-BF16 tiles for the bf16 gemm (OS permission granted)
 };
 
 // "scalar", "avx2", "avx512", "avx512bf16" or "amx".
@@ -40,10 +38,8 @@ void set_isa_for_tests(std::optional<Isa> isa);
 // at most kernel_threads() workers. body must write disjoint outputs for distinct items.
 template <typename Body>
 void run_items(std::int64_t items, Body&& body) {
-  if (items <= 0) return;
-  run_workers(items, [&](std::int64_t worker, std::int64_t workers) {
-    const std::int64_t end = items * (worker + 1) / workers;
-    for (std::int64_t i = items * worker / workers; i < end; ++i) body(i);
+  run_ranges(items, items, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) body(i);
   });
 }
 
@@ -51,12 +47,7 @@ void run_items(std::int64_t items, Body&& body) {
 // work that needs per-thread setup; same split and contract as run_items.
 template <typename Body>
 void run_chunks(std::int64_t items, Body&& body) {
-  if (items <= 0) return;
-  run_workers(items, [&](std::int64_t worker, std::int64_t workers) {
-    const std::int64_t begin = items * worker / workers;
-    const std::int64_t end = items * (worker + 1) / workers;
-    if (begin < end) body(begin, end);
-  });
+  run_ranges(items, items, body);
 }
 
 }  // namespace h3p::kernels::cpu

@@ -37,18 +37,24 @@ void run_workers(std::int64_t max_workers, Body&& body) {
   }
 }
 
-// Calls body(begin, end) over [0, n) split into contiguous chunks of at least `grain` items,
-// in parallel. Chunk boundaries depend on n and the thread count only; the body must write
-// disjoint outputs for disjoint ranges.
+// Calls body(begin, end) once per worker over contiguous static chunks of [0, n), with at most
+// max_workers workers. Chunk boundaries depend on n and the worker count only; the body must
+// write disjoint outputs for disjoint ranges.
 template <typename Body>
-void parallel_for(std::int64_t n, std::int64_t grain, Body&& body) {
+void run_ranges(std::int64_t n, std::int64_t max_workers, Body&& body) {
   if (n <= 0) return;
-  const std::int64_t chunks = (n + grain - 1) / std::max<std::int64_t>(grain, 1);
-  run_workers(chunks, [&](std::int64_t worker, std::int64_t workers) {
+  run_workers(max_workers, [&](std::int64_t worker, std::int64_t workers) {
     const std::int64_t begin = n * worker / workers;
     const std::int64_t end = n * (worker + 1) / workers;
     if (begin < end) body(begin, end);
   });
+}
+
+// Calls body(begin, end) over [0, n) split into contiguous chunks of at least `grain` items,
+// in parallel (run_ranges' contract).
+template <typename Body>
+void parallel_for(std::int64_t n, std::int64_t grain, Body&& body) {
+  run_ranges(n, (n + grain - 1) / std::max<std::int64_t>(grain, 1), body);
 }
 
 }  // namespace h3p::kernels::cpu
