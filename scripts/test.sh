@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Builds everything (default preset) and runs the whole test suite through CTest (the libFuzzer
-# smoke runs included: label fuzz, built by the suite itself into build/fuzz with clang), then
-# the sanitizer stage: the asan preset (ASan + UBSan at -O1; no workbench, no CUDA) builds and
-# runs the unit and e2e suites again.
+# Runs every test once, in two stages. The default stage builds the default preset (all but the
+# `sanitized` suites) and runs the e2e, gui, fuzz and cuda tests through CTest (the libFuzzer
+# smoke runs build themselves into build/fuzz with clang); the sanitizer stage builds the asan
+# preset's `sanitized` suites (every Qt Test suite that does not link the workbench: ASan + UBSan,
+# -O0 with the kernels and metrics at -O1) and runs them.
 # usage: scripts/test.sh [extra ctest arguments...]   (passed to both CTest runs)
-#   H3P_TEST_ASAN=0 leaves the sanitizer stage out (it is on by default).
+#   H3P_TEST_ASAN=1     the two stages above (the default)
+#   H3P_TEST_ASAN=full  the default stage builds and runs everything, then the sanitizer stage
+#                       builds everything it can and runs the unit and e2e suites again
+#   H3P_TEST_ASAN=0     no sanitizer stage: the default stage builds and runs everything
 # Installs what is missing, starts the test services that are not running (PulseAudio null
 # sink), stops what it started, and ends with one line: "N passed, N failed, N skipped" (both
 # CTest runs together). Both runs' results, per label, go to build/default/tests.json (CTest's
@@ -21,10 +25,22 @@ scripts/install-deps.sh --tests --cluster
 echo "test: configuring (preset default)"
 cmake --preset default >/dev/null
 
+asan_mode=${H3P_TEST_ASAN:-1}
+case $asan_mode in
+  0 | 1 | full) ;;
+  *) echo "test: H3P_TEST_ASAN: unknown value '$asan_mode' (0, 1, full)" >&2; exit 2 ;;
+esac
+# With the split stages each builds only what it runs (tests/CMakeLists.txt: h3p_sanitized_suites).
+default_target=() default_labels=() asan_target=() asan_labels=(-L 'unit|e2e' -LE fuzz)
+if [[ $asan_mode == 1 ]]; then
+  default_target=(--target h3p_default_stage) default_labels=(-LE sanitized)
+  asan_target=(--target h3p_sanitized_suites) asan_labels=(-L sanitized)
+fi
+
 start=$(date +%s)
 echo "test: building with $(nproc) jobs"
 build_status=0
-cmake --build --preset default --parallel "$(nproc)" || build_status=$?
+cmake --build --preset default --parallel "$(nproc)" "${default_target[@]}" || build_status=$?
 echo "test: build took $(( $(date +%s) - start )) s"
 if [[ $build_status != 0 ]]; then
   echo "test: build failed (exit $build_status)"
@@ -61,18 +77,20 @@ ctest_status=0
 # The sanitizer build (see below) starts now, at low priority, beside the first suite: many of
 # its tests wait on processes, signals and Slurm rather than on the CPU.
 asan_pid=
-if [[ ${H3P_TEST_ASAN:-1} == 1 ]]; then
+if [[ $asan_mode != 0 ]]; then
   echo "test: configuring (preset asan); building it in the background"
   launcher=()
   if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
   cmake --preset asan "${launcher[@]}" >/dev/null
   asan_start=$(date +%s)
-  nice -n 15 cmake --build --preset asan --parallel "$(nproc)" > "$root/build/asan-build.log" 2>&1 &
+  nice -n 15 cmake --build --preset asan --parallel "$(nproc)" "${asan_target[@]}" \
+    > "$root/build/asan-build.log" 2>&1 &
   asan_pid=$!
 fi
 junit=$root/build/default/ctest-junit.xml
 rm -f "$junit"
-ctest --preset default -j2 --output-on-failure --output-junit "$junit" "$@" 2>&1 | tee "$log" ||
+ctest --preset default -j2 --output-on-failure --output-junit "$junit" "${default_labels[@]}" \
+  "$@" 2>&1 | tee "$log" ||
   ctest_status=${PIPESTATUS[0]}
 # tests.json (what `h3parity bundle` publishes): CTest's JUnit per stage, counted per label.
 stages=()
@@ -81,11 +99,13 @@ if [[ -f $junit ]] && ctest --preset default --show-only=json-v1 > "$root/build/
 fi
 
 # The sanitizer stage: the same sources under ASan + UBSan (gcc; -O0, the kernels and metrics
-# -O1) with leak checking, unit and e2e labels; the fuzz label is left out (the fuzz targets are
-# sanitized builds already) and the preset builds no workbench, so no gui test exists there. The
-# test preset runs the SIGKILL torture with 30 kills instead of 100 (the first stage runs 100).
-# No suppressions are needed: LibTorch, OpenBLAS, FFmpeg and Qt report nothing here.
-if [[ ${H3P_TEST_ASAN:-1} == 1 ]]; then
+# -O1) with leak checking. By default it runs the `sanitized` suites, which the default stage
+# left to it: every library of the core and the kernels under its unit suites, in process. With
+# H3P_TEST_ASAN=full it runs the unit and e2e labels again instead (the fuzz label is left out,
+# the fuzz targets are sanitized builds already; the preset builds no workbench, so no gui test
+# exists there), and the SIGKILL torture with 30 kills instead of 100. No suppressions are
+# needed: LibTorch, OpenBLAS, FFmpeg and Qt report nothing here.
+if [[ $asan_mode != 0 ]]; then
   asan_status=0
   wait "$asan_pid" || asan_status=$?
   asan_pid=
@@ -102,8 +122,8 @@ if [[ ${H3P_TEST_ASAN:-1} == 1 ]]; then
     asan_ctest=0
     asan_junit=$root/build/asan/ctest-junit.xml
     rm -f "$asan_junit"
-    ctest --preset asan -j2 --output-on-failure --output-junit "$asan_junit" -L 'unit|e2e' \
-      -LE fuzz "$@" 2>&1 | tee "$asan_log" || asan_ctest=${PIPESTATUS[0]}
+    ctest --preset asan -j2 --output-on-failure --output-junit "$asan_junit" "${asan_labels[@]}" \
+      "$@" 2>&1 | tee "$asan_log" || asan_ctest=${PIPESTATUS[0]}
     if [[ -f $asan_junit ]] &&
        ctest --preset asan --show-only=json-v1 > "$root/build/asan/ctest-tests.json"; then
       stages+=(--stage asan "RelWithDebInfo (ASan + UBSan)" "$asan_junit"
