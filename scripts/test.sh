@@ -99,8 +99,7 @@ if [[ -f $junit ]] && ctest --preset default --show-only=json-v1 > "$root/build/
 fi
 
 # The sanitizer stage: the same sources under ASan + UBSan (gcc; -O0, the kernels and metrics
-# -O1; UBSan's null, alignment, pointer-overflow and vptr checks only in the kernels and metrics,
-# see the asan preset) with leak checking. By default it runs the `sanitized` suites, which the default stage
+# -O1) with leak checking. By default it runs the `sanitized` suites, which the default stage
 # left to it: every library of the core and the kernels under its unit suites, in process. With
 # H3P_TEST_ASAN=full it runs the unit and e2e labels again instead (the fuzz label is left out,
 # the fuzz targets are sanitized builds already; the preset builds no workbench, so no gui test
