@@ -63,18 +63,23 @@ class Worker {
       if (clip->wait_for) clip->wait_for(f);
     }
     r = FrameResult{};
+    // The three channels in one sweep (an 8-bit RGB row is fetched once), summed in channel
+    // order.
+    PassPlane pa[3], pb[3], qa[3], qb[3];
     for (int c = 0; c < 3; ++c) {
-      const PassPlane pa = plane(a_, f, c), pb = plane(b_, f, c);
-      PassStats s;
+      pa[c] = plane(a_, f, c);
+      pb[c] = plane(b_, f, c);
       if (f > 0) {
-        const PassPlane qa = plane(a_, f - 1, c), qb = plane(b_, f - 1, c);
-        s = pass_.run(pa, pb, &qa, &qb);
-        r.temporal_sse += s.temporal_sse;
-      } else {
-        s = pass_.run(pa, pb);
+        qa[c] = plane(a_, f - 1, c);
+        qb[c] = plane(b_, f - 1, c);
       }
-      r.sse += s.sse;
-      r.ssim += s.ssim;
+    }
+    PassStats s[3];
+    pass_.run_channels(3, pa, pb, f > 0 ? qa : nullptr, f > 0 ? qb : nullptr, s);
+    for (int c = 0; c < 3; ++c) {
+      if (f > 0) r.temporal_sse += s[c].temporal_sse;
+      r.sse += s[c].sse;
+      r.ssim += s[c].ssim;
     }
     r.ssim /= 3.0;
     const std::size_t bytes = static_cast<std::size_t>(a_.width) * a_.height * 3;

@@ -100,40 +100,57 @@ PlanePass::PlanePass(int width, int height, PassIsa isa)
   }
   if (static_cast<int>(isa_) > static_cast<int>(best_pass_isa())) isa_ = best_pass_isa();
   gaussian_window(weights_);  // the weights of GaussianSsim
-  // One cache line more, so that the pass can start on a line boundary.
-  buffer_.resize(pass_kernel::buffer_floats(width) + kLineFloats);
 }
 
 PassStats PlanePass::run(const PassPlane& a, const PassPlane& b, const PassPlane* prev_a,
                          const PassPlane* prev_b) {
+  PassStats out;
+  run_channels(1, &a, &b, prev_a, prev_b, &out);
+  return out;
+}
+
+void PlanePass::run_channels(int n, const PassPlane* a, const PassPlane* b,
+                             const PassPlane* prev_a, const PassPlane* prev_b, PassStats* out) {
+  static_assert(kMaxPassChannels == pass_kernel::kMaxChannels);
+  if (n < 1 || n > kMaxPassChannels) {
+    throw InputError("plane pass: " + std::to_string(n) + " channels (1 .. " +
+                     std::to_string(kMaxPassChannels) + ")");
+  }
   static const ByteScale byte_scale;
   pass_kernel::Args args;
   args.width = width_;
   args.height = height_;
   args.weights = weights_;
   args.byte_scale = byte_scale.values;
-  args.a = side_of(&a);
-  args.b = side_of(&b);
-  if (prev_a != nullptr && prev_b != nullptr) {
-    args.prev_a = side_of(prev_a);
-    args.prev_b = side_of(prev_b);
+  args.channels = n;
+  args.temporal = prev_a != nullptr && prev_b != nullptr;
+  for (int c = 0; c < n; ++c) {
+    args.a[c] = side_of(&a[c]);
+    args.b[c] = side_of(&b[c]);
+    if (args.temporal) {
+      args.prev_a[c] = side_of(&prev_a[c]);
+      args.prev_b[c] = side_of(&prev_b[c]);
+    }
   }
+  // One cache line more, so that the pass can start on a line boundary.
+  const std::size_t floats = pass_kernel::buffer_floats(width_, n) + kLineFloats;
+  if (buffer_.size() < floats) buffer_.resize(floats);
   // Rows are whole lines apart (plane_pass_impl.h): aligned, no vector access splits a line.
   const auto at = reinterpret_cast<std::uintptr_t>(buffer_.data());
   args.buffer = buffer_.data() + (-at / sizeof(float)) % kLineFloats;
-  pass_kernel::Out out{0, 0, 0};
+  pass_kernel::Out raw[pass_kernel::kMaxChannels];
   switch (isa_) {
     case PassIsa::avx512:
-      pass_kernel::run_avx512(args, out);
+      pass_kernel::run_avx512(args, raw);
       break;
     case PassIsa::avx2:
-      pass_kernel::run_avx2(args, out);
+      pass_kernel::run_avx2(args, raw);
       break;
     case PassIsa::scalar:
-      pass_kernel::run_scalar(args, out);
+      pass_kernel::run_scalar(args, raw);
       break;
   }
-  return {out.sse, out.temporal_sse, out.ssim};
+  for (int c = 0; c < n; ++c) out[c] = {raw[c].sse, raw[c].temporal_sse, raw[c].ssim};
 }
 
 }  // namespace h3p::metrics

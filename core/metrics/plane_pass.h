@@ -3,7 +3,9 @@
 // squared-error sum, the temporal squared-error sum against the previous frame, and the
 // Gaussian SSIM (ssim_gaussian.h). Rows are converted to fp32 once (fp16, fp32 or one channel
 // of 8-bit RGB / 255), kept in a ring that stays in the L2 cache, filtered vertically four
-// output rows at a time and horizontally in the same sweep. Explicit AVX-512 and AVX2 paths
+// output rows at a time and horizontally in the same sweep. Up to three channels of one frame
+// go through one sweep together (run_channels), so that an interleaved RGB row is fetched from
+// memory once rather than once per channel. Explicit AVX-512 and AVX2 paths
 // and a portable one, chosen at runtime; every path evaluates the same fp32 expressions in the
 // same order as pixel_kernels.h, with fused multiply-adds at the same places (the vector FMA
 // instructions and the portable path's correctly rounded fmaf round identically), and adds the
@@ -50,6 +52,9 @@ struct PassStats {
   double ssim = 0;          // mean Gaussian SSIM, as GaussianSsim::plane returns it
 };
 
+// Channels run_channels takes at most.
+constexpr int kMaxPassChannels = 3;
+
 // Scratch space for one plane size; one object per thread. Throws InputError when a side is
 // shorter than the SSIM window.
 class PlanePass {
@@ -61,13 +66,19 @@ class PlanePass {
   PassStats run(const PassPlane& a, const PassPlane& b, const PassPlane* prev_a = nullptr,
                 const PassPlane* prev_b = nullptr);
 
+  // run() on channels a[c] against b[c] for c < n (1 .. kMaxPassChannels) in one sweep over
+  // the rows, into out[c]; prev_a / prev_b (both or neither) hold n planes each. Each out[c]
+  // has the bits run() gives for that channel alone.
+  void run_channels(int n, const PassPlane* a, const PassPlane* b, const PassPlane* prev_a,
+                    const PassPlane* prev_b, PassStats* out);
+
   PassIsa isa() const { return isa_; }
 
  private:
   int width_ = 0, height_ = 0;
   PassIsa isa_;
   float weights_[kSsimWindow];
-  std::vector<float> buffer_;  // ring, filtered rows, per-row values (plane_pass_impl.h)
+  std::vector<float> buffer_;  // rings, filtered rows, per-row values (plane_pass_impl.h)
 };
 
 }  // namespace h3p::metrics

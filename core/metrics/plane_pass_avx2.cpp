@@ -36,11 +36,10 @@ struct Avx2Lanes {
       bytes = _mm_or_si128(bytes, _mm_shuffle_epi8(in, _mm_load_si128(
                                                            reinterpret_cast<const __m128i*>(m[j]))));
     }
-    const __m256 scale = _mm256_set1_ps(255.0f);
     const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
     const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)));
-    _mm256_storeu_ps(out, _mm256_div_ps(lo, scale));
-    _mm256_storeu_ps(out + 8, _mm256_div_ps(hi, scale));
+    _mm256_storeu_ps(out, byte_quotient<Avx2Lanes>(lo));
+    _mm256_storeu_ps(out + 8, byte_quotient<Avx2Lanes>(hi));
   }
   // Accumulators 0-3 and 4-7.
   struct Acc {
@@ -60,6 +59,6 @@ struct Avx2Lanes {
 
 }  // namespace
 
-void run_avx2(const Args& args, Out& out) { run_pass<Avx2Lanes>(args, out); }
+void run_avx2(const Args& args, Out* out) { run_pass<Avx2Lanes>(args, out); }
 
 }  // namespace h3p::metrics::pass_kernel

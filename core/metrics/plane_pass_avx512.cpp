@@ -36,7 +36,7 @@ struct Avx512Lanes {
   }
   static constexpr bool kRgbChannel16 = true;
   // Channel c of the 16 interleaved RGB pixels at p (48 bytes) as value / 255.0f into out[0..15]
-  // (the division rounds like ByteScale's, so the bits agree with the table).
+  // (byte_quotient: the bits of ByteScale's division).
   static void rgb_channel16(const std::uint8_t* p, int c, float* out) {
     const auto* m = kRgbChannelMasks.m[c];
     __m128i bytes = _mm_setzero_si128();
@@ -46,7 +46,7 @@ struct Avx512Lanes {
                                                            reinterpret_cast<const __m128i*>(m[j]))));
     }
     const __m512 values = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes));
-    _mm512_storeu_ps(out, _mm512_div_ps(values, _mm512_set1_ps(255.0f)));
+    _mm512_storeu_ps(out, byte_quotient<Avx512Lanes>(values));
   }
   using Acc = __m512d;
   static Acc acc_load(const double* a) { return _mm512_loadu_pd(a); }
@@ -62,6 +62,6 @@ struct Avx512Lanes {
 
 }  // namespace
 
-void run_avx512(const Args& args, Out& out) { run_pass<Avx512Lanes>(args, out); }
+void run_avx512(const Args& args, Out* out) { run_pass<Avx512Lanes>(args, out); }
 
 }  // namespace h3p::metrics::pass_kernel

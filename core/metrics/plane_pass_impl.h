@@ -61,6 +61,18 @@ struct ScalarLanes {
   static void acc_add(Acc&, V) {}
 };
 
+// value / 255.0f for the integers 0 .. 255 held in fp32 lanes, without a division: the product
+// with the rounded reciprocal, corrected once by its remainder (value - q·255, exact in an FMA).
+// For these 256 values that gives the correctly rounded quotient, the bits of ByteScale's
+// division (tests/core/metrics/test_plane_pass.cpp checks every one on every path).
+template <class T>
+typename T::V byte_quotient(typename T::V value) {
+  const typename T::V divisor = T::set1(255.0f), reciprocal = T::set1(1.0f / 255.0f);
+  const typename T::V q = T::mul(value, reciprocal);
+  const typename T::V remainder = T::fma(T::sub(T::set1(0.0f), q), divisor, value);
+  return T::fma(remainder, reciprocal, q);
+}
+
 // Eight double accumulators and a tail, as in kernels::error_sse.
 struct LaneSum {
   double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -251,54 +263,61 @@ void horizontal_ssim(const float* const* v, const float* weights, float c1, floa
   }
 }
 
+// Every channel of `args` in one sweep: the rows of all channels are produced together (row y
+// of each source is read for one channel while the others' are still in the L1 cache), each
+// channel with its own ring and sums, so each channel's figures are those of a pass of its own.
 template <class T>
-void run_pass(const Args& args, Out& out) {
+void run_pass(const Args& args, Out* out) {
   using S = ScalarLanes;
-  const int w = args.width, h = args.height;
+  const int w = args.width, h = args.height, channels = args.channels;
   const std::size_t stride = (static_cast<std::size_t>(w) + 15) / 16 * 16;
-  float* ring = args.buffer;                                      // [q][kRing][stride]
-  float* filtered = ring + kQuantities * kRing * stride;          // [kBlock][q][kChunkStride]
+  float* rings = args.buffer;  // [channel][q][kRing][stride]
+  float* filtered = rings + static_cast<std::size_t>(channels) * kQuantities * kRing * stride;
   float* bytes = filtered + kBlock * kQuantities * kChunkStride;  // 8-bit sources as fp32
   float* e2 = bytes + kByteRows * stride;
   float* t2 = e2 + stride;
   float* values = t2 + stride;
-  auto ring_row = [&](int q, int row) { return ring + (q * kRing + (row & (kRing - 1))) * stride; };
-  const bool temporal = args.prev_a.data != nullptr && args.prev_b.data != nullptr;
+  auto ring_row = [&](int c, int q, int row) {
+    return rings + ((c * kQuantities + q) * kRing + (row & (kRing - 1))) * stride;
+  };
+  const bool temporal = args.temporal;
   const std::int64_t n = static_cast<std::int64_t>(w) * h;
   const std::int64_t limit = n - n % 8;
   // Vectors may add into the accumulators directly when every row starts on lane 0.
   const bool fused_rows = T::kLanes >= 8 && w % 8 == 0;
   const int w_main = w - w % T::kLanes;
-  LaneSum sse, tsse;
+  LaneSum sse[kMaxChannels], tsse[kMaxChannels];
+  double total[kMaxChannels] = {};
   S::Acc none;
 
-  // One input row into the ring, with its error terms.
-  auto produce = [&](int row) {
-    const Row ra = source_row<T>(args.a, row, w, args.byte_scale, bytes);
-    const Row rb = source_row<T>(args.b, row, w, args.byte_scale, bytes + stride);
+  // One input row of channel c into its ring, with its error terms.
+  auto produce = [&](int c, int row) {
+    const Row ra = source_row<T>(args.a[c], row, w, args.byte_scale, bytes);
+    const Row rb = source_row<T>(args.b[c], row, w, args.byte_scale, bytes + stride);
     Row rpa, rpb;
     if (temporal) {
-      rpa = source_row<T>(args.prev_a, row, w, args.byte_scale, bytes + 2 * stride);
-      rpb = source_row<T>(args.prev_b, row, w, args.byte_scale, bytes + 3 * stride);
+      rpa = source_row<T>(args.prev_a[c], row, w, args.byte_scale, bytes + 2 * stride);
+      rpb = source_row<T>(args.prev_b[c], row, w, args.byte_scale, bytes + 3 * stride);
     }
     const Row* pa = temporal ? &rpa : nullptr;
     const Row* pb = temporal ? &rpb : nullptr;
-    const RowOut o{ring_row(0, row), ring_row(1, row), ring_row(2, row), ring_row(3, row), e2, t2};
+    const RowOut o{ring_row(c, 0, row), ring_row(c, 1, row), ring_row(c, 2, row),
+                   ring_row(c, 3, row), e2, t2};
     const std::int64_t base = static_cast<std::int64_t>(row) * w;
     if (fused_rows) {
-      typename T::Acc acc = T::acc_load(sse.acc), tacc = T::acc_load(tsse.acc);
+      typename T::Acc acc = T::acc_load(sse[c].acc), tacc = T::acc_load(tsse[c].acc);
       produce_columns<T, true>(ra, rb, pa, pb, o, acc, tacc, 0, w_main);
-      T::acc_store(acc, sse.acc);
-      if (temporal) T::acc_store(tacc, tsse.acc);
+      T::acc_store(acc, sse[c].acc);
+      if (temporal) T::acc_store(tacc, tsse[c].acc);
       produce_columns<S, false>(ra, rb, pa, pb, o, none, none, w_main, w);
-      lane_add_each(e2 + w_main, w - w_main, base + w_main, limit, sse);
-      if (temporal) lane_add_each(t2 + w_main, w - w_main, base + w_main, limit, tsse);
+      lane_add_each(e2 + w_main, w - w_main, base + w_main, limit, sse[c]);
+      if (temporal) lane_add_each(t2 + w_main, w - w_main, base + w_main, limit, tsse[c]);
     } else {
       typename T::Acc unused{};
       produce_columns<T, false>(ra, rb, pa, pb, o, unused, unused, 0, w_main);
       produce_columns<S, false>(ra, rb, pa, pb, o, none, none, w_main, w);
-      lane_add<T>(e2, w, base, limit, sse);
-      if (temporal) lane_add<T>(t2, w, base, limit, tsse);
+      lane_add<T>(e2, w, base, limit, sse[c]);
+      if (temporal) lane_add<T>(t2, w, base, limit, tsse[c]);
     }
   };
 
@@ -306,65 +325,71 @@ void run_pass(const Args& args, Out& out) {
   const int out_main = out_w - out_w % T::kLanes;
   const int out_limit = out_w - out_w % 8;
   const float c1 = 0.01f * 0.01f, c2 = 0.03f * 0.03f;
-  double total = 0;
   int produced = 0;
   for (int y0 = 0; y0 < out_h; y0 += kBlock) {
     const int rows_here = out_h - y0 < kBlock ? out_h - y0 : kBlock;
-    while (produced < y0 + rows_here + 10) produce(produced++);
-    // Column chunks: the vertical pass of the four quantities for rows_here output rows (into
-    // `filtered`, small enough for L1), then the horizontal pass and SSIM of those columns.
-    // Each output row is its own lane-aligned sum, continued chunk by chunk left to right.
-    LaneSum row_sums[kBlock];
-    for (int x0 = 0; x0 < out_w; x0 += kChunk) {
-      const int out_end = x0 + kChunk < out_w ? x0 + kChunk : out_w;
-      // Vertical columns [x0, v_end) as vectors (whole ones, inside the row), then the
-      // row's last columns singly when this chunk reaches them.
-      const int v_want = out_end + 10;
-      int v_end = x0 + (v_want - x0 + T::kLanes - 1) / T::kLanes * T::kLanes;
-      if (v_end > w_main) v_end = w_main;
-      const bool v_tail = v_want > w_main;
-      for (int q = 0; q < kQuantities; ++q) {
-        const float* in[kBlock + 10];
-        for (int k = 0; k < rows_here + 10; ++k) in[k] = ring_row(q, y0 + k) + x0;
-        float* dst[kBlock];
-        for (int j = 0; j < rows_here; ++j)
-          dst[j] = filtered + (j * kQuantities + q) * kChunkStride;
-        if (rows_here == kBlock) {
-          vertical<T, kBlock>(in, args.weights, dst, 0, v_end - x0);
-          if (v_tail) vertical<S, kBlock>(in, args.weights, dst, w_main - x0, w - x0);
-        } else {
-          for (int j = 0; j < rows_here; ++j) {
-            vertical<T, 1>(in + j, args.weights, dst + j, 0, v_end - x0);
-            if (v_tail) vertical<S, 1>(in + j, args.weights, dst + j, w_main - x0, w - x0);
-          }
-        }
-      }
-      const int h_main = out_end < out_main ? out_end : out_main;
-      for (int j = 0; j < rows_here; ++j) {
-        const float* v[kQuantities];
-        for (int q = 0; q < kQuantities; ++q)
-          v[q] = filtered + (j * kQuantities + q) * kChunkStride;
-        LaneSum& row = row_sums[j];
-        if constexpr (T::kLanes >= 8) {
-          typename T::Acc acc = T::acc_load(row.acc);
-          horizontal_ssim<T, true>(v, args.weights, c1, c2, values, acc, 0, h_main - x0);
-          T::acc_store(acc, row.acc);
-          if (out_end > h_main) {
-            horizontal_ssim<S, false>(v, args.weights, c1, c2, values, none, h_main - x0,
-                                      out_end - x0);
-            lane_add_each(values + (h_main - x0), out_end - h_main, h_main, out_limit, row);
-          }
-        } else {
-          horizontal_ssim<T, false>(v, args.weights, c1, c2, values, none, 0, out_end - x0);
-          lane_add<T>(values, out_end - x0, x0, out_limit, row);
-        }
-      }
+    for (; produced < y0 + rows_here + 10; ++produced) {
+      for (int c = 0; c < channels; ++c) produce(c, produced);
     }
-    for (int j = 0; j < rows_here; ++j) total += row_sums[j].total();
+    for (int c = 0; c < channels; ++c) {
+      // Column chunks: the vertical pass of the four quantities for rows_here output rows
+      // (into `filtered`, small enough for L1), then the horizontal pass and SSIM of those
+      // columns. Each output row is its own lane-aligned sum, continued chunk by chunk left to
+      // right.
+      LaneSum row_sums[kBlock];
+      for (int x0 = 0; x0 < out_w; x0 += kChunk) {
+        const int out_end = x0 + kChunk < out_w ? x0 + kChunk : out_w;
+        // Vertical columns [x0, v_end) as vectors (whole ones, inside the row), then the
+        // row's last columns singly when this chunk reaches them.
+        const int v_want = out_end + 10;
+        int v_end = x0 + (v_want - x0 + T::kLanes - 1) / T::kLanes * T::kLanes;
+        if (v_end > w_main) v_end = w_main;
+        const bool v_tail = v_want > w_main;
+        for (int q = 0; q < kQuantities; ++q) {
+          const float* in[kBlock + 10];
+          for (int k = 0; k < rows_here + 10; ++k) in[k] = ring_row(c, q, y0 + k) + x0;
+          float* dst[kBlock];
+          for (int j = 0; j < rows_here; ++j)
+            dst[j] = filtered + (j * kQuantities + q) * kChunkStride;
+          if (rows_here == kBlock) {
+            vertical<T, kBlock>(in, args.weights, dst, 0, v_end - x0);
+            if (v_tail) vertical<S, kBlock>(in, args.weights, dst, w_main - x0, w - x0);
+          } else {
+            for (int j = 0; j < rows_here; ++j) {
+              vertical<T, 1>(in + j, args.weights, dst + j, 0, v_end - x0);
+              if (v_tail) vertical<S, 1>(in + j, args.weights, dst + j, w_main - x0, w - x0);
+            }
+          }
+        }
+        const int h_main = out_end < out_main ? out_end : out_main;
+        for (int j = 0; j < rows_here; ++j) {
+          const float* v[kQuantities];
+          for (int q = 0; q < kQuantities; ++q)
+            v[q] = filtered + (j * kQuantities + q) * kChunkStride;
+          LaneSum& row = row_sums[j];
+          if constexpr (T::kLanes >= 8) {
+            typename T::Acc acc = T::acc_load(row.acc);
+            horizontal_ssim<T, true>(v, args.weights, c1, c2, values, acc, 0, h_main - x0);
+            T::acc_store(acc, row.acc);
+            if (out_end > h_main) {
+              horizontal_ssim<S, false>(v, args.weights, c1, c2, values, none, h_main - x0,
+                                        out_end - x0);
+              lane_add_each(values + (h_main - x0), out_end - h_main, h_main, out_limit, row);
+            }
+          } else {
+            horizontal_ssim<T, false>(v, args.weights, c1, c2, values, none, 0, out_end - x0);
+            lane_add<T>(values, out_end - x0, x0, out_limit, row);
+          }
+        }
+      }
+      for (int j = 0; j < rows_here; ++j) total[c] += row_sums[j].total();
+    }
   }
-  out.sse = sse.total();
-  out.temporal_sse = temporal ? tsse.total() : 0.0;
-  out.ssim = total / (static_cast<double>(out_w) * out_h);
+  for (int c = 0; c < channels; ++c) {
+    out[c].sse = sse[c].total();
+    out[c].temporal_sse = temporal ? tsse[c].total() : 0.0;
+    out[c].ssim = total[c] / (static_cast<double>(out_w) * out_h);
+  }
 }
 
 }  // namespace

@@ -17,12 +17,17 @@ struct Side {
   int channel = 0;
 };
 
+// Channels one pass takes at most.
+constexpr int kMaxChannels = 3;
+
 struct Args {
   int width = 0, height = 0;  // both >= 11
   const float* weights;       // 11 normalised Gaussian weights
   const float* byte_scale;    // 256 values: i / 255.0f
-  Side a, b, prev_a, prev_b;
-  float* buffer;  // buffer_floats(width) floats, 64-byte aligned
+  int channels = 1;           // 1 .. kMaxChannels
+  bool temporal = false;      // prev_a and prev_b hold the previous frame
+  Side a[kMaxChannels], b[kMaxChannels], prev_a[kMaxChannels], prev_b[kMaxChannels];
+  float* buffer;  // buffer_floats(width, channels) floats, 64-byte aligned
 };
 
 struct Out {
@@ -40,17 +45,18 @@ constexpr int kQuantities = 4;  // a, b, a² + b², a·b
 constexpr int kByteRows = 4;    // rows of 8-bit sources converted to fp32 (a, b, prev_a, prev_b)
 static_assert(kRing >= 10 + kBlock && (kRing & (kRing - 1)) == 0);
 
-// Floats of scratch one pass over planes of this width needs (plane_pass_impl.h run_pass):
-// the ring, the filtered chunk rows, the byte rows, e2, t2 and one row of SSIM values. Every
-// row starts a multiple of 16 floats from `Args::buffer`.
-inline std::size_t buffer_floats(int width) {
+// Floats of scratch one pass over `channels` planes of this width needs (plane_pass_impl.h
+// run_pass): a ring per channel, the filtered chunk rows, the byte rows, e2, t2 and one row of
+// SSIM values. Every row starts a multiple of 16 floats from `Args::buffer`.
+inline std::size_t buffer_floats(int width, int channels) {
   const std::size_t stride = (static_cast<std::size_t>(width) + 15) / 16 * 16;
-  return (kQuantities * kRing + kByteRows + 3) * stride +
+  return (static_cast<std::size_t>(channels) * kQuantities * kRing + kByteRows + 3) * stride +
          static_cast<std::size_t>(kBlock) * kQuantities * kChunkStride;
 }
 
-void run_scalar(const Args& args, Out& out);
-void run_avx2(const Args& args, Out& out);
-void run_avx512(const Args& args, Out& out);
+// out[c] for each of args.channels channels.
+void run_scalar(const Args& args, Out* out);
+void run_avx2(const Args& args, Out* out);
+void run_avx512(const Args& args, Out* out);
 
 }  // namespace h3p::metrics::pass_kernel

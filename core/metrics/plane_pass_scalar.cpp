@@ -3,6 +3,6 @@
 
 namespace h3p::metrics::pass_kernel {
 
-void run_scalar(const Args& args, Out& out) { run_pass<ScalarLanes>(args, out); }
+void run_scalar(const Args& args, Out* out) { run_pass<ScalarLanes>(args, out); }
 
 }  // namespace h3p::metrics::pass_kernel

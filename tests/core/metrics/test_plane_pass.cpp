@@ -2,6 +2,8 @@
 // replaces (kernels::error_sse, GaussianSsim::plane): bit-identical on every path this CPU
 // runs (scalar, AVX2, AVX-512), for fp16, fp32 and 8-bit sources, at awkward sizes (widths
 // not a multiple of 8 or 16, planes whose size is not a multiple of 8, the 11x11 minimum);
+// several channels in one sweep giving each channel's own figures; every 8-bit value read as
+// the table's value / 255;
 // and compare_clips giving the same figures for any worker count, telling done_with of each
 // frame once after its last reader.
 #include <QtTest>
@@ -203,6 +205,89 @@ class PlanePassTest : public QObject {
       }
     }
     QVERIFY(checked >= 7 * 4);
+  }
+
+  void channels_in_one_sweep_equal_a_pass_each() {
+    for (auto [w, h] : {std::pair{11, 11}, std::pair{37, 23}, std::pair{267, 31}}) {
+      Side a[3], b[3], pa[3], pb[3];
+      for (int c = 0; c < 3; ++c) {
+        a[c] = random_side(w, h, 10 + c, c);
+        b[c] = random_side(w, h, 20 + c, c);
+        pa[c] = random_side(w, h, 30 + c, c);
+        pb[c] = random_side(w, h, 40 + c, c);
+      }
+      // Channel c of a source: its own plane, or channel c of side 0's interleaved rows.
+      auto plane = [](const Side* sides, int c, PassSource source) {
+        if (source != PassSource::rgb8) return sides[c].plane(source);
+        PassPlane p = sides[0].plane(source);
+        p.channel = c;
+        return p;
+      };
+      for (PassSource source : {PassSource::f32, PassSource::f16, PassSource::rgb8}) {
+        for (PassIsa isa : isas_here()) {
+          for (int n : {2, 3}) {
+            PassPlane xa[3], xb[3], xpa[3], xpb[3];
+            for (int c = 0; c < n; ++c) {
+              xa[c] = plane(a, c, source);
+              xb[c] = plane(b, c, source);
+              xpa[c] = plane(pa, c, source);
+              xpb[c] = plane(pb, c, source);
+            }
+            PlanePass together(w, h, isa);
+            PassStats got[3], got_t[3];
+            together.run_channels(n, xa, xb, nullptr, nullptr, got);
+            together.run_channels(n, xa, xb, xpa, xpb, got_t);
+            for (int c = 0; c < n; ++c) {
+              PlanePass alone(w, h, isa);
+              const PassStats want = alone.run(xa[c], xb[c]);
+              const PassStats want_t = alone.run(xa[c], xb[c], &xpa[c], &xpb[c]);
+              const QString where = describe(w, h, source, source, isa, "channel") +
+                                    QString(" %1 of %2").arg(c).arg(n);
+              QVERIFY2(got[c].sse == want.sse && got[c].ssim == want.ssim &&
+                           got[c].temporal_sse == 0.0,
+                       qPrintable(where));
+              QVERIFY2(got_t[c].sse == want_t.sse && got_t[c].ssim == want_t.ssim &&
+                           got_t[c].temporal_sse == want_t.temporal_sse,
+                       qPrintable(where + " (temporal)"));
+            }
+          }
+        }
+      }
+    }
+  }
+
+  void channel_counts_outside_one_to_three_are_refused() {
+    const Side a = random_side(20, 20, 1, 0);
+    const PassPlane p[4] = {a.plane(PassSource::f32), a.plane(PassSource::f32),
+                            a.plane(PassSource::f32), a.plane(PassSource::f32)};
+    PassStats out[4];
+    PlanePass pass(20, 20);
+    QVERIFY_THROWS_EXCEPTION(InputError, pass.run_channels(0, p, p, nullptr, nullptr, out));
+    QVERIFY_THROWS_EXCEPTION(InputError, pass.run_channels(4, p, p, nullptr, nullptr, out));
+  }
+
+  void every_byte_value_reads_as_the_value_over_255() {
+    // Channel c of pixel i holds (3i + c) mod 256: each channel meets all 256 values, in the
+    // 16-pixel vector conversion and in the tail, against a black side. Any value converted to
+    // other bits than the table's i / 255.0f changes the squared-error sum.
+    constexpr int w = 269, h = 12;
+    Side a, zero;
+    a.w = zero.w = w;
+    a.h = zero.h = h;
+    a.rgb.resize(static_cast<std::size_t>(w) * h * 3);
+    zero.rgb.assign(a.rgb.size(), 0);
+    for (std::size_t i = 0; i < a.rgb.size(); ++i) a.rgb[i] = static_cast<std::uint8_t>(i);
+    for (int c = 0; c < 3; ++c) {
+      a.channel = zero.channel = c;
+      const PassStats want = reference(a.values(PassSource::rgb8), zero.values(PassSource::rgb8),
+                                       nullptr, nullptr, w, h);
+      for (PassIsa isa : isas_here()) {
+        PlanePass pass(w, h, isa);
+        const PassStats got = pass.run(a.plane(PassSource::rgb8), zero.plane(PassSource::rgb8));
+        QVERIFY2(got.sse == want.sse && got.ssim == want.ssim,
+                 qPrintable(QString("channel %1, %2").arg(c).arg(pass_isa_name(isa))));
+      }
+    }
   }
 
   void identical_planes_give_ssim_one_and_no_error() {
