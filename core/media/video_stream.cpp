@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -62,6 +63,7 @@ class FileDecode final : public runs::DecodingClip {
       throw InputError(reader_.where() + ": the video stream has no frame size");
     }
     rgb_of_.expect(header_.width, header_.height);
+    released_.assign(static_cast<std::size_t>(frames), false);
     buffer_.emplace(header_.frame_bytes() * static_cast<std::size_t>(frames));
     if (reader_.pixel_format() == AV_PIX_FMT_YUV420P) {
       yuv_buffer_.emplace(runs::yuv420_frame_bytes(header_) * static_cast<std::size_t>(frames));
@@ -71,7 +73,11 @@ class FileDecode final : public runs::DecodingClip {
   }
 
   ~FileDecode() override {
-    stop_.store(true);
+    {
+      std::lock_guard lock(mutex_);
+      stop_.store(true);
+    }
+    released_changed_.notify_all();
     if (thread_.joinable()) thread_.join();
   }
 
@@ -81,6 +87,10 @@ class FileDecode final : public runs::DecodingClip {
 
   void wait_for(int frame) const override {
     std::unique_lock lock(mutex_);
+    if (frame > wanted_) {  // the decode's look-ahead moves on with the reader
+      wanted_ = frame;
+      released_changed_.notify_all();
+    }
     ready_changed_.wait(lock, [&] { return decoded_ > frame || ended_; });
     if (decoded_ > frame) return;
     if (error_) std::rethrow_exception(error_);
@@ -89,17 +99,35 @@ class FileDecode final : public runs::DecodingClip {
                      std::to_string(header_.frames) + " frames the file's video packets announce");
   }
 
+  int decoded_frames() const override {
+    std::lock_guard lock(mutex_);
+    return decoded_;
+  }
+
   void release(const void* data, std::size_t bytes) const override {
     buffer_->release(data, bytes);
-    if (!yuv_buffer_) return;
     const std::size_t frame = header_.frame_bytes();
     const auto offset = static_cast<std::size_t>(static_cast<const std::uint8_t*>(data) - rgb());
     const std::size_t first = (offset + frame - 1) / frame, end = (offset + bytes) / frame;
-    const std::size_t yuv = runs::yuv420_frame_bytes(header_);
-    if (end > first) yuv_buffer_->release(yuv_buffer_->data() + first * yuv, (end - first) * yuv);
+    if (end <= first) return;
+    if (yuv_buffer_) {
+      const std::size_t yuv = runs::yuv420_frame_bytes(header_);
+      yuv_buffer_->release(yuv_buffer_->data() + first * yuv, (end - first) * yuv);
+    }
+    {
+      std::lock_guard lock(mutex_);
+      for (std::size_t f = first; f < end; ++f) released_[f] = true;
+      while (unreleased_ < header_.frames && released_[unreleased_]) ++unreleased_;
+    }
+    released_changed_.notify_all();
   }
 
   const runs::ClipAudio& finish() override {
+    {
+      std::lock_guard lock(mutex_);
+      wanted_ = std::numeric_limits<int>::max() - runs::kDecodeLookAhead;
+    }
+    released_changed_.notify_all();
     if (thread_.joinable()) thread_.join();
     if (error_) std::rethrow_exception(error_);
     if (total_ != header_.frames) {
@@ -122,6 +150,7 @@ class FileDecode final : public runs::DecodingClip {
               ++count;  // more frames than packets: counted, reported by finish()
               return;
             }
+            wait_for_room(count);
             rgb_of_.convert(f, buffer_->data() + frame_bytes * static_cast<std::size_t>(count));
             if (yuv_buffer_) copy_yuv420(f, count);
             ++count;
@@ -158,6 +187,15 @@ class FileDecode final : public runs::DecodingClip {
     ready_changed_.notify_all();
   }
 
+  // Before frame `index` is written: the decode stays within runs::kDecodeLookAhead frames of
+  // the reader (decoding_clip.h).
+  void wait_for_room(int index) {
+    std::unique_lock lock(mutex_);
+    released_changed_.wait(lock, [&] {
+      return index < std::max(unreleased_, wanted_) + runs::kDecodeLookAhead || stop_.load();
+    });
+  }
+
   // The planes of yuv420p frame `f` into its slot of yuv_buffer_, tightly packed.
   void copy_yuv420(const AVFrame* f, int index) {
     if (f->format != AV_PIX_FMT_YUV420P) {
@@ -184,6 +222,11 @@ class FileDecode final : public runs::DecodingClip {
   std::atomic<bool> stop_{false};
   mutable std::mutex mutex_;
   mutable std::condition_variable ready_changed_;
+  // Where the reader is (wait_for_room), under mutex_.
+  mutable std::condition_variable released_changed_;
+  mutable std::vector<bool> released_;  // per frame
+  mutable int unreleased_ = 0;          // the first frame not released
+  mutable int wanted_ = 0;              // the furthest frame waited for; all of them in finish()
   int decoded_ = 0;       // frames readable, under mutex_
   bool ended_ = false;    // the thread is done, under mutex_
   int total_ = 0;         // frames the decoder gave, at the end
@@ -195,7 +238,8 @@ class FileDecode final : public runs::DecodingClip {
 
 std::unique_ptr<runs::DecodingClip> start_video_decode(const fs::path& video, int sample_rate,
                                                        int threads) {
-  return std::make_unique<FileDecode>(video, sample_rate, threads);
+  if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency() / 2);
+  return std::make_unique<FileDecode>(video, sample_rate, static_cast<int>(threads));
 }
 
 }  // namespace h3p::media

@@ -86,20 +86,20 @@ class Worker {
     auto readable = [&](const ClipView& clip) {  // a clip being decoded: this frame only
       return bytes * static_cast<std::size_t>(clip.wait_for ? 1 : clip.frames - f);
     };
-    for (auto [clip, yuv] : {std::pair{&a_, &yuv_a_}, std::pair{&b_, &yuv_b_}}) {
-      if (clip->yuv420 != nullptr) {  // as the file stores it
-        yuv->resize(clip->width, clip->height);
-        const std::uint8_t* src = clip->yuv420 + yuv420p_frame_bytes(clip->width, clip->height) * f;
-        for (int p = 0; p < 3; ++p) {
-          const std::size_t n = static_cast<std::size_t>(yuv->plane_width(p)) * yuv->plane_height(p);
-          std::copy(src, src + n, yuv->planes[p].begin());
-          src += n;
-        }
+    Yuv420View views[2];
+    for (int side = 0; side < 2; ++side) {
+      const ClipView& clip = side == 0 ? a_ : b_;
+      Yuv420Frame& yuv = side == 0 ? yuv_a_ : yuv_b_;
+      if (clip.yuv420 != nullptr) {  // as the file stores it, read in place
+        views[side] = Yuv420View::packed(
+            clip.yuv420 + yuv420p_frame_bytes(clip.width, clip.height) * f, clip.width,
+            clip.height);
       } else {
-        converter_->convert(clip->rgb + f * bytes, readable(*clip), clip->width, clip->height, *yuv);
+        converter_->convert(clip.rgb + f * bytes, readable(clip), clip.width, clip.height, yuv);
+        views[side] = Yuv420View::of(yuv);
       }
     }
-    r.ffmpeg = ffmpeg_frame_stats(yuv_a_, yuv_b_, scratch_);
+    r.ffmpeg = ffmpeg_frame_stats(views[0], views[1], scratch_);
   }
 
  private:

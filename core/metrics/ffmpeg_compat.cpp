@@ -64,7 +64,31 @@ std::unique_ptr<YuvConverter> make_builtin_yuv_converter() {
   return std::make_unique<BuiltinYuvConverter>();
 }
 
+Yuv420View Yuv420View::packed(const std::uint8_t* frame, int width, int height) {
+  Yuv420View v;
+  v.width = width;
+  v.height = height;
+  for (int p = 0; p < 3; ++p) {
+    v.planes[p] = frame;
+    frame += static_cast<std::size_t>(v.plane_width(p)) * v.plane_height(p);
+  }
+  return v;
+}
+
+Yuv420View Yuv420View::of(const Yuv420Frame& f) {
+  Yuv420View v;
+  v.width = f.width;
+  v.height = f.height;
+  for (int p = 0; p < 3; ++p) v.planes[p] = f.planes[p].data();
+  return v;
+}
+
 FfmpegFrameStats ffmpeg_frame_stats(const Yuv420Frame& a, const Yuv420Frame& b,
+                                    FfmpegScratch& scratch) {
+  return ffmpeg_frame_stats(Yuv420View::of(a), Yuv420View::of(b), scratch);
+}
+
+FfmpegFrameStats ffmpeg_frame_stats(const Yuv420View& a, const Yuv420View& b,
                                     FfmpegScratch& scratch) {
   if (a.width != b.width || a.height != b.height) {
     throw InputError("yuv420p frames: sizes differ: " + std::to_string(a.width) + "x" +
@@ -77,8 +101,8 @@ FfmpegFrameStats ffmpeg_frame_stats(const Yuv420Frame& a, const Yuv420Frame& b,
   for (int p = 0; p < 3; ++p) {
     const int w = a.plane_width(p), h = a.plane_height(p);
     const double n = static_cast<double>(w) * h;
-    s.sse[p] = kernels::byte_sse(a.planes[p].data(), b.planes[p].data(), a.planes[p].size());
-    s.ssim[p] = x264_ssim_plane(a.planes[p].data(), b.planes[p].data(), w, h, scratch);
+    s.sse[p] = kernels::byte_sse(a.planes[p], b.planes[p], static_cast<std::size_t>(w) * h);
+    s.ssim[p] = x264_ssim_plane(a.planes[p], b.planes[p], w, h, scratch);
     s.mse += (static_cast<double>(s.sse[p]) / n) * (n / pixels);
     s.ssim_all += s.ssim[p] * n;
   }

@@ -39,6 +39,17 @@ struct Yuv420Frame {
   void resize(int w, int h);
 };
 
+// A yuv420p frame held elsewhere (a Yuv420Frame, or a decoder's stored planes), not owned.
+struct Yuv420View {
+  int width = 0, height = 0;
+  const std::uint8_t* planes[3] = {nullptr, nullptr, nullptr};  // tightly packed, as above
+  int plane_width(int p) const { return p == 0 ? width : (width + 1) / 2; }
+  int plane_height(int p) const { return p == 0 ? height : (height + 1) / 2; }
+  // The view of a tightly packed frame at `frame` (yuv420p_frame_bytes of it).
+  static Yuv420View packed(const std::uint8_t* frame, int width, int height);
+  static Yuv420View of(const Yuv420Frame& f);
+};
+
 // Converts interleaved RGB24 frames of one size to yuv420p. One object per thread.
 class YuvConverter {
  public:
@@ -72,6 +83,8 @@ struct FfmpegScratch {
 };
 
 // Compares two frames of the same size. Throws InputError when the sizes differ.
+FfmpegFrameStats ffmpeg_frame_stats(const Yuv420View& a, const Yuv420View& b,
+                                    FfmpegScratch& scratch);
 FfmpegFrameStats ffmpeg_frame_stats(const Yuv420Frame& a, const Yuv420Frame& b,
                                     FfmpegScratch& scratch);
 

@@ -131,13 +131,23 @@ void rgb_channel_row(const std::uint8_t* rgb, int channel, int w, const float* b
   for (; x < w; ++x) out[x] = byte_scale[rgb[3 * x + channel]];
 }
 
+// Rows ahead of the one being converted that an 8-bit source asks the cache for.
+constexpr int kPrefetchRows = 2;
+
+// With `prefetch` (the sweep's first channel of row y), an 8-bit source also asks for row
+// y + kPrefetchRows: the frames come fresh from the decoder, mostly from memory.
 template <class T>
-Row source_row(const Side& side, int y, int w, const float* byte_scale, float* scratch) {
+Row source_row(const Side& side, int y, int w, int h, bool prefetch, const float* byte_scale,
+               float* scratch) {
   const std::size_t at = static_cast<std::size_t>(y) * w;
   if (side.source == kF32) return {static_cast<const float*>(side.data) + at, false};
   if (side.source == kF16) return {static_cast<const std::uint16_t*>(side.data) + at, true};
-  rgb_channel_row<T>(static_cast<const std::uint8_t*>(side.data) + 3 * at, side.channel, w,
-                     byte_scale, scratch);
+  const auto* rgb = static_cast<const std::uint8_t*>(side.data) + 3 * at;
+  if (prefetch && y + kPrefetchRows < h) {
+    const std::uint8_t* ahead = rgb + static_cast<std::size_t>(3 * kPrefetchRows) * w;
+    for (int i = 0; i < 3 * w; i += 64) __builtin_prefetch(ahead + i);
+  }
+  rgb_channel_row<T>(rgb, side.channel, w, byte_scale, scratch);
   return {scratch, false};
 }
 
@@ -292,12 +302,13 @@ void run_pass(const Args& args, Out* out) {
 
   // One input row of channel c into its ring, with its error terms.
   auto produce = [&](int c, int row) {
-    const Row ra = source_row<T>(args.a[c], row, w, args.byte_scale, bytes);
-    const Row rb = source_row<T>(args.b[c], row, w, args.byte_scale, bytes + stride);
+    const bool first = c == 0;  // prefetches the rows ahead for the sweep's other channels
+    const Row ra = source_row<T>(args.a[c], row, w, h, first, args.byte_scale, bytes);
+    const Row rb = source_row<T>(args.b[c], row, w, h, first, args.byte_scale, bytes + stride);
     Row rpa, rpb;
     if (temporal) {
-      rpa = source_row<T>(args.prev_a[c], row, w, args.byte_scale, bytes + 2 * stride);
-      rpb = source_row<T>(args.prev_b[c], row, w, args.byte_scale, bytes + 3 * stride);
+      rpa = source_row<T>(args.prev_a[c], row, w, h, first, args.byte_scale, bytes + 2 * stride);
+      rpb = source_row<T>(args.prev_b[c], row, w, h, first, args.byte_scale, bytes + 3 * stride);
     }
     const Row* pa = temporal ? &rpa : nullptr;
     const Row* pb = temporal ? &rpb : nullptr;

@@ -25,6 +25,11 @@ inline std::size_t yuv420_frame_bytes(const FramesHeader& h) {
   return metrics::yuv420p_frame_bytes(h.width, h.height);
 }
 
+// A decode runs at most this many frames ahead of its reader: of the first frame not released
+// or of the furthest frame waited for, whichever is later (all frames once finish() is
+// called). The frames are still in the cache when they are read, and few pages are in use.
+constexpr int kDecodeLookAhead = 6;
+
 class DecodingClip {
  public:
   // Stops the decode if it still runs, waits for its thread and frees the frames.
@@ -41,6 +46,8 @@ class DecodingClip {
   // Blocks until frame `frame` is decoded. Throws the decode's error (naming the file) when
   // the decode failed or ended before that frame.
   virtual void wait_for(int frame) const = 0;
+  // Frames decoded so far (readable without waiting).
+  virtual int decoded_frames() const = 0;
   // Frees the whole pages inside [data, data + bytes) of rgb(), and the yuv420() of the frames
   // wholly inside it: nothing there is read again.
   virtual void release(const void* data, std::size_t bytes) const = 0;

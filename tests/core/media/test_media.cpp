@@ -8,6 +8,7 @@
 #include <QtTest>
 #include <opencv2/imgcodecs.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <memory>
 #include <regex>
+#include <thread>
 
 #include "core/common/error.h"
 #include "core/media/clip_export.h"
@@ -177,6 +179,29 @@ class MediaTest : public QObject {
       QCOMPARE(audio.sample_rate, 16000);
       QCOMPARE(audio.samples, expected.audio_samples());
       QVERIFY(audio.planar == expected.audio());
+    }
+    // The decode stays within the look-ahead of its reader (the first frame not released) and
+    // goes on to a frame the reader waits for further on.
+    for (const fs::path& file : {p.mkv, p.mp4}) {
+      const runs::DecodedClip expected =
+          runs::DecodedClip::open(run / ("whole-" + file.extension().string().substr(1)));
+      std::unique_ptr<runs::DecodingClip> clip = media::start_video_decode(file, 16000);
+      const std::size_t bytes = clip->header().frame_bytes();
+      clip->wait_for(0);
+      clip->release(clip->rgb(), bytes);
+      const int bound = 1 + runs::kDecodeLookAhead;
+      // Given time to run past the bound (a 21-frame clip of 80x48 decodes in milliseconds).
+      for (int i = 0; i < 100 && clip->decoded_frames() <= bound; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      QVERIFY2(clip->decoded_frames() <= bound,
+               qPrintable(QString("%1: %2 frames decoded with frame 0 released (bound %3)")
+                              .arg(file.c_str())
+                              .arg(clip->decoded_frames())
+                              .arg(bound)));
+      clip->wait_for(20);
+      QVERIFY(std::memcmp(clip->rgb() + 20 * bytes, expected.frame(20), bytes) == 0);
+      clip->finish();
     }
     // Dropped while decoding: the destructor stops and joins the decoder.
     media::start_video_decode(p.mkv).reset();
