@@ -18,11 +18,19 @@ if [[ -d $deps/usr ]]; then
   prefix="$torch_prefix;$deps/usr"
   extra+=(-DOPENSSL_ROOT_DIR="$deps/usr" -DOPENSSL_USE_STATIC_LIBS=OFF)
 fi
+# What the `cuda` tests run: the CLI, the kernel tests, the benchmark and the plugins the e2e
+# scripts load (those this configuration has).
+targets=(h3parity test_cuda_kernels h3parity-cuda-bench)
+plugins=(h3p_cuda_candidate_plugin h3p_aten_provider_plugin h3p_python_plugin)
 {
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DH3P_WITH_QT=OFF \
     -DH3P_WITH_MEDIA=OFF -DH3P_BUILD_TESTS=ON -DCMAKE_PREFIX_PATH="$prefix" "${extra[@]}" &&
-  cmake --build "$build" -j"$(nproc)" --target h3parity test_cuda_kernels h3parity-cuda-bench
+  for t in "${plugins[@]}"; do
+    if ninja -C "$build" -t query "$t" > /dev/null 2>&1; then targets+=("$t"); fi
+  done &&
+  cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
 } > "$out/build.log" 2>&1 || { tail -60 "$out/build.log"; echo "gpu-node-check: build failed"; exit 2; }
+echo "gpu-node-check: built ${targets[*]}"
 echo "gpu-node-check: build ok"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader || true
 status=0

@@ -154,11 +154,16 @@ int main(int argc, char** argv) {
     using kernels::cuda::AttentionSchedule;
     using kernels::cuda::Rounding;
     const std::vector<std::tuple<AttentionSchedule, Rounding, int, const char*>> configs = {
-        {AttentionSchedule::pingpong, Rounding::provider_fused_norm, 176, "pingpong/176, default"},
+        {AttentionSchedule::pingpong_overlapped, Rounding::provider_fused_norm, 176,
+         "pingpong-overlapped/176, default"},
+        {AttentionSchedule::pingpong, Rounding::provider_fused_norm, 176, "pingpong/176"},
+        {AttentionSchedule::pingpong_overlapped, Rounding::provider_fused_norm, 128,
+         "pingpong-overlapped/128"},
         {AttentionSchedule::batched, Rounding::provider_fused_norm, 176, "batched/176"},
         {AttentionSchedule::serial, Rounding::provider_fused_norm, 176, "serial/176"},
         {AttentionSchedule::serial, Rounding::provider_fused_norm, 128, "serial/128"},
-        {AttentionSchedule::pingpong, Rounding::once, 176, "pingpong/176, rounding once"}};
+        {AttentionSchedule::pingpong_overlapped, Rounding::once, 176,
+         "pingpong-overlapped/176, rounding once"}};
     for (const auto& [schedule, rounding, key_tile, name] : configs) {
       kernels::cuda::CandidateBlock block({schedule, rounding, false, key_tile});
       at::Tensor out;
@@ -233,6 +238,8 @@ int main(int argc, char** argv) {
          {std::tuple{AttentionSchedule::serial, 176, "serial/176"},
           std::tuple{AttentionSchedule::serial, 128, "serial/128"},
           std::tuple{AttentionSchedule::pingpong, 176, "pingpong/176"},
+          std::tuple{AttentionSchedule::pingpong_overlapped, 176, "pingpong-overlapped/176"},
+          std::tuple{AttentionSchedule::pingpong_overlapped, 128, "pingpong-overlapped/128"},
           std::tuple{AttentionSchedule::batched, 176, "batched/176"},
           std::tuple{AttentionSchedule::overlapped, 176, "overlapped/176"}}) {
       at::Tensor out = at::empty({s, inner}, f.x.options());

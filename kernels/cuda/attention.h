@@ -31,7 +31,12 @@ enum class AttentionSchedule {
   batched,     // QKᵀ(n) and PV(n−1) issued together, both awaited, then softmax(n)
   pingpong,    // batched, and the two warpgroups take turns issuing their GEMMs so that one's
                // softmax runs under the other's GEMMs
+  pingpong_overlapped,  // pingpong, and within each warpgroup softmax(n) runs while its own
+                        // PV(n−1) is still in flight (FlashAttention-3's two overlaps together)
 };
+
+// "serial", "overlapped", "batched", "pingpong" or "pingpong-overlapped".
+const char* attention_schedule_name(AttentionSchedule schedule);
 
 // Runs on `stream` with key tiles of `key_tile` rows (128 or 176); throws
 // std::invalid_argument for unsupported shapes or alignments and std::runtime_error for CUDA

@@ -253,7 +253,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Steps 0..tiles: step n issues QKᵀ(n) (n < tiles) and PV(n−1) (n > 0). With pingpong the
     // warpgroups take turns: each waits for its turn before issuing and hands the turn over
     // right after, so the tensor cores alternate between them.
-    constexpr bool kPingpong = kSchedule == AttentionSchedule::pingpong;
+    constexpr bool kPingpong = kSchedule == AttentionSchedule::pingpong ||
+                               kSchedule == AttentionSchedule::pingpong_overlapped;
     const int me = warpgroup - 1;
     auto take_turn = [&] {
       if constexpr (kPingpong) named_barrier_sync(1 + me, 256);
@@ -282,7 +283,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       issue_qk(s, sh.q, sh.k[stage], row0);
       issue_pv(o, p, sh.v[prev]);
       pass_turn(false);
-      if constexpr (kSchedule == AttentionSchedule::batched || kPingpong) {
+      if constexpr (kSchedule == AttentionSchedule::batched ||
+                    kSchedule == AttentionSchedule::pingpong) {
         wgmma_wait<0>();  // both GEMMs done, then the softmax
 #pragma unroll
         for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
@@ -366,10 +368,24 @@ void launch_schedule(const AttentionArgs& a, AttentionSchedule schedule, cudaStr
       break;
     case AttentionSchedule::pingpong: launch<AttentionSchedule::pingpong, kN>(a, stream); break;
     case AttentionSchedule::batched: launch<AttentionSchedule::batched, kN>(a, stream); break;
+    case AttentionSchedule::pingpong_overlapped:
+      launch<AttentionSchedule::pingpong_overlapped, kN>(a, stream);
+      break;
   }
 }
 
 }  // namespace
+
+const char* attention_schedule_name(AttentionSchedule schedule) {
+  switch (schedule) {
+    case AttentionSchedule::serial: return "serial";
+    case AttentionSchedule::overlapped: return "overlapped";
+    case AttentionSchedule::batched: return "batched";
+    case AttentionSchedule::pingpong: return "pingpong";
+    case AttentionSchedule::pingpong_overlapped: return "pingpong-overlapped";
+  }
+  return "unknown";
+}
 
 AttentionArgs fused_qkv_attention(const void* qkv, void* out, int rows, int heads) {
   const int64_t inner = int64_t{heads} * kHeadDim;

@@ -40,7 +40,7 @@ struct CandidateBlockContext {
 };
 
 struct CandidateBlockOptions {
-  AttentionSchedule schedule = AttentionSchedule::pingpong;
+  AttentionSchedule schedule = AttentionSchedule::pingpong_overlapped;
   Rounding rounding = Rounding::provider_fused_norm;
   bool profile = false;  // record the time of every stage (adds events, no synchronisation)
   int key_tile = 176;    // attention key rows per pipeline stage (128 or 176)

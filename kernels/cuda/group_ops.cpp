@@ -23,7 +23,7 @@ namespace {
 
 // The fused block's defaults (CandidateBlockOptions): what every group runs here.
 constexpr Rounding kRounding = Rounding::provider_fused_norm;
-constexpr AttentionSchedule kSchedule = AttentionSchedule::pingpong;
+constexpr AttentionSchedule kSchedule = AttentionSchedule::pingpong_overlapped;
 constexpr int kKeyTile = 176;
 
 [[noreturn]] void fail(const char* op, const std::string& what) {
@@ -73,8 +73,9 @@ class CandidateGroupOps final : public ops::OpSet {
  public:
   std::string name() const override { return "candidate"; }
   std::string numerics_path() const override {
-    return "kernels/cuda per group: attention sm90a pingpong, 176-key tiles; gemm cuBLASLt "
-           "(one algorithm per shape, no split-K); memory-bound kernels provider_fused_norm";
+    return "kernels/cuda per group: attention sm90a pingpong-overlapped, 176-key tiles; gemm "
+           "cuBLASLt (one algorithm per shape, no split-K); memory-bound kernels "
+           "provider_fused_norm";
   }
 
   at::Tensor linear(const at::Tensor& x, const at::Tensor& w,

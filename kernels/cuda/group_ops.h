@@ -2,8 +2,8 @@
 // The candidate's CUDA kernels as an OpSet, one operator group at a time, so that any group can
 // be swapped back to the provider on a GPU (`candidate:attention=provider --device cuda`,
 // `ablate --device cuda`). Each primitive is the kernel the fused block (candidate_block.h)
-// runs for that step, with the same options (pingpong attention, 176-key tiles, cuBLASLt with
-// one algorithm per shape, the provider_fused_norm rounding points):
+// runs for that step, with the same options (pingpong-overlapped attention, 176-key tiles,
+// cuBLASLt with one algorithm per shape, the provider_fused_norm rounding points):
 //   gemm       linear            LtGemm (q, k and v as three GEMMs, the fused block stacks them)
 //   attention  attention         attention_bf16
 //   swiglu     swiglu            swiglu

@@ -1,9 +1,9 @@
 // The candidate's CUDA kernels (kernels/cuda) exported through the candidate plugin ABI, one
 // operator group per kernel: gemm through cuBLASLt (LtGemm, a fixed algorithm per shape),
-// attention with the sm_90a kernel (pingpong schedule, 176-key tiles, head dim 128), swiglu
-// and the gated residual with the provider's rounding points. The groups whose kernels are
-// fused across groups in the candidate block (qk_norm with rope, norm with modulation and
-// residual) are not provided: a spec names where they come from
+// attention with the sm_90a kernel (pingpong-overlapped schedule, 176-key tiles, head dim
+// 128), swiglu and the gated residual with the provider's rounding points. The groups whose
+// kernels are fused across groups in the candidate block (qk_norm with rope, norm with
+// modulation and residual) are not provided: a spec names where they come from
 // (`plugin:h3p_cuda_candidate:rest=provider`). bf16 CUDA tensors only; every launch is ordered
 // on the stream h3parity passes. Tested by tests/e2e/plugins_cuda.sh on a GPU.
 #include <h3parity/candidate_plugin.h>
@@ -106,7 +106,7 @@ int32_t attention(const H3pCall* call, const DLTensor* q, const DLTensor* k, con
     a.heads = static_cast<int>(h);
     a.head_dim = static_cast<int>(d);
     a.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-    cuda::attention_bf16(a, cuda::AttentionSchedule::pingpong, stream_of(call), 176);
+    cuda::attention_bf16(a, cuda::AttentionSchedule::pingpong_overlapped, stream_of(call), 176);
   });
 }
 

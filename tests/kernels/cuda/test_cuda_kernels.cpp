@@ -71,7 +71,9 @@ void test_attention() {
           std::pair{kernels::cuda::AttentionSchedule::overlapped, 176},
           std::pair{kernels::cuda::AttentionSchedule::batched, 176},
           std::pair{kernels::cuda::AttentionSchedule::pingpong, 128},
-          std::pair{kernels::cuda::AttentionSchedule::pingpong, 176}}) {
+          std::pair{kernels::cuda::AttentionSchedule::pingpong, 176},
+          std::pair{kernels::cuda::AttentionSchedule::pingpong_overlapped, 128},
+          std::pair{kernels::cuda::AttentionSchedule::pingpong_overlapped, 176}}) {
       const int64_t inner = int64_t{heads} * 128;
       // q, k, v interleaved in one (S, 3·inner) buffer, as the fused QKV GEMM writes them.
       at::Tensor qkv = at::randn({rows, 3 * inner}, kBf16).mul_(2.0);
@@ -82,12 +84,7 @@ void test_attention() {
       kernels::cuda::attention_bf16(a, schedule, stream(), key_tile);
       const std::string name = "attention S=" + std::to_string(rows) + " H=" +
                                std::to_string(heads) + " tile " + std::to_string(key_tile) +
-                               (schedule == kernels::cuda::AttentionSchedule::serial ? " serial"
-                                : schedule == kernels::cuda::AttentionSchedule::overlapped
-                                    ? " overlapped"
-                                : schedule == kernels::cuda::AttentionSchedule::batched
-                                    ? " batched"
-                                    : " pingpong");
+                               " " + kernels::cuda::attention_schedule_name(schedule);
       const at::Tensor want =
           reference_attention(part(0), part(1), part(2)).reshape({rows, inner}).to(at::kCUDA);
       expect_close(out, want, 1.2e-2, name + " vs fp32 reference (CPU)");
@@ -282,7 +279,8 @@ void test_block(Rounding rounding) {
                                                  f.config.norm_eps, f.config.qk_norm_eps};
   for (auto schedule : {kernels::cuda::AttentionSchedule::serial,
                         kernels::cuda::AttentionSchedule::overlapped,
-                        kernels::cuda::AttentionSchedule::pingpong}) {
+                        kernels::cuda::AttentionSchedule::pingpong,
+                        kernels::cuda::AttentionSchedule::pingpong_overlapped}) {
     kernels::cuda::CandidateBlock block({schedule, rounding, false, 176});
     const at::Tensor got = block.forward(cw, f.x, ctx);
     const at::Tensor x = f.x.to(at::kFloat);
@@ -291,8 +289,9 @@ void test_block(Rounding rounding) {
     char text[128];
     std::snprintf(text, sizeof text,
                   "candidate block update vs provider: rel L2 %.3e (provider backend spread "
-                  "%.3e)%s schedule %d",
-                  err, spread, rounding_name(rounding), static_cast<int>(schedule));
+                  "%.3e)%s schedule %s",
+                  err, spread, rounding_name(rounding),
+                  kernels::cuda::attention_schedule_name(schedule));
     expect(err <= (rounding == Rounding::once ? 2e-2 : 1e-2) &&
                at::isfinite(got.to(at::kFloat)).all().item<bool>(),
            text);
