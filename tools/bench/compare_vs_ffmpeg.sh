@@ -9,14 +9,20 @@
 # printed is compare / ffmpeg wall time (goal: <= 1). Also checks that compare's *_ffmpeg
 # figures equal ffmpeg's printed ones (an H.264 file's yuv420p is measured as stored by both).
 #
+# With --against OLD_H3PARITY, each round also runs that build's compare right after this
+# one's, and the medians of the per-round ratios are printed (this / ffmpeg, old / ffmpeg and
+# this / old): on a shared machine whose speed wanders from run to run, a ratio taken inside
+# one round is steadier than a ratio of medians.
+#
 # usage: tools/bench/compare_vs_ffmpeg.sh H3PARITY [WORK_DIR] [REPEATS]
-#          [--input raw|ffv1|h264] [--size WIDTHxHEIGHT]
+#          [--input raw|ffv1|h264] [--size WIDTHxHEIGHT] [--against OLD_H3PARITY]
 set -euo pipefail
-positional=(); input=raw; size=1344x768
+positional=(); input=raw; size=1344x768; against=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --input) input=$2; shift ;;
     --size) size=$2; shift ;;
+    --against) against=$2; shift ;;
     -*) echo "compare_vs_ffmpeg: unknown option '$1'" >&2; exit 2 ;;
     *) positional+=("$1") ;;
   esac
@@ -63,6 +69,11 @@ compare_once() {
   "$cli" --progress none compare --candidate "$cand" --provider "$prov" \
     --json "$work/compare.json" > "$work/compare.txt"
 }
+against_once() {
+  "$against" --progress none compare --candidate "$cand" --provider "$prov" \
+    --json "$work/compare-against.json" > /dev/null
+}
+[[ -z $against || -x $against ]] || { echo "--against: '$against' is not an executable" >&2; exit 2; }
 # Wall seconds of one run on stdout; its CPU seconds (user + sys, children included) appended
 # to the file named by $cpu_log.
 seconds() {
@@ -76,13 +87,21 @@ seconds() {
 
 # Warm the page cache once, then interleave.
 cat "$work"/candidate/* "$work"/provider/* "$cand" "$prov" > /dev/null 2>&1 || true
-ff=() ; h3=()
-: > "$work/cpu_ffmpeg.txt"; : > "$work/cpu_compare.txt"
+ff=() ; h3=() ; old=()
+: > "$work/cpu_ffmpeg.txt"; : > "$work/cpu_compare.txt"; : > "$work/cpu_against.txt"
 for ((i = 0; i < repeats; i++)); do
   ff+=("$(cpu_log=$work/cpu_ffmpeg.txt seconds ffmpeg_once)")
   h3+=("$(cpu_log=$work/cpu_compare.txt seconds compare_once)")
+  [[ -z $against ]] || old+=("$(cpu_log=$work/cpu_against.txt seconds against_once)")
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+# The median over rounds of x[i] / y[i].
+round_ratio() {
+  local -n x=$1 y=$2
+  local r=() i
+  for ((i = 0; i < ${#x[@]}; i++)); do r+=("$(echo "${x[i]} / ${y[i]}" | bc -l)"); done
+  printf '%.3f' "$(median "${r[@]}")"
+}
 mf=$(median "${ff[@]}"); mh=$(median "${h3[@]}")
 echo "ffmpeg psnr+ssim:   ${ff[*]} s  (median $mf s)"
 echo "h3parity compare:   ${h3[*]} s  (median $mh s)"
@@ -90,6 +109,20 @@ echo "ratio compare/ffmpeg: $(echo "scale=3; $mh / $mf" | bc)"
 cf=$(median $(cat "$work/cpu_ffmpeg.txt")); ch=$(median $(cat "$work/cpu_compare.txt"))
 printf 'CPU (user + sys), median: ffmpeg %.2f s, compare %.2f s, ratio %.2f\n' "$cf" "$ch" \
   "$(echo "$ch / $cf" | bc -l)"
+if [[ -n $against ]]; then
+  mapfile -t cpu_ff < "$work/cpu_ffmpeg.txt"; mapfile -t cpu_h3 < "$work/cpu_compare.txt"
+  mapfile -t cpu_old < "$work/cpu_against.txt"
+  echo "against:            ${old[*]} s  (median $(median "${old[@]}") s)"
+  echo "per-round medians, wall: compare/ffmpeg $(round_ratio h3 ff)," \
+    "against/ffmpeg $(round_ratio old ff), compare/against $(round_ratio h3 old)"
+  echo "per-round medians, CPU:  compare/ffmpeg $(round_ratio cpu_h3 cpu_ff)," \
+    "against/ffmpeg $(round_ratio cpu_old cpu_ff), compare/against $(round_ratio cpu_h3 cpu_old)"
+  if cmp -s "$work/compare.json" "$work/compare-against.json"; then
+    echo "the two builds' JSON are identical"
+  else
+    echo "the two builds' JSON differ"
+  fi
+fi
 echo "input: $input $size, cores: $(nproc), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 python3 - "$work/ffmpeg.log" "$work/compare.json" "$input" <<'PY'
