@@ -238,8 +238,10 @@ class FileDecode final : public runs::DecodingClip {
 
 std::unique_ptr<runs::DecodingClip> start_video_decode(const fs::path& video, int sample_rate,
                                                        int threads) {
-  if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency() / 2);
-  return std::make_unique<FileDecode>(video, sample_rate, static_cast<int>(threads));
+  if (threads <= 0) {
+    threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / 2));
+  }
+  return std::make_unique<FileDecode>(video, sample_rate, threads);
 }
 
 }  // namespace h3p::media
