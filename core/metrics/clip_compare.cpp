@@ -63,8 +63,8 @@ class Worker {
       if (clip->wait_for) clip->wait_for(f);
     }
     r = FrameResult{};
-    // The three channels in one sweep (an 8-bit RGB row is fetched once), summed in channel
-    // order.
+    // Interleaved 8-bit rows hold all three channels: one sweep fetches each row once. Planes
+    // share nothing, and one sweep per channel keeps a single ring in the L2 cache.
     PassPlane pa[3], pb[3], qa[3], qb[3];
     for (int c = 0; c < 3; ++c) {
       pa[c] = plane(a_, f, c);
@@ -75,8 +75,12 @@ class Worker {
       }
     }
     PassStats s[3];
-    pass_.run_channels(3, pa, pb, f > 0 ? qa : nullptr, f > 0 ? qb : nullptr, s);
-    for (int c = 0; c < 3; ++c) {
+    const int together = use_planes_ ? 1 : 3;
+    for (int c = 0; c < 3; c += together) {
+      pass_.run_channels(together, pa + c, pb + c, f > 0 ? qa + c : nullptr,
+                         f > 0 ? qb + c : nullptr, s + c);
+    }
+    for (int c = 0; c < 3; ++c) {  // summed in channel order
       if (f > 0) r.temporal_sse += s[c].temporal_sse;
       r.sse += s[c].sse;
       r.ssim += s[c].ssim;
