@@ -29,12 +29,15 @@ inline std::size_t yuv420p_frame_bytes(int width, int height) {
   return static_cast<std::size_t>(width) * static_cast<std::size_t>(height) + 2 * cw * ch;
 }
 
+// Width (or height) of plane p (Y, U, V) of a 4:2:0 frame `size` wide (or high).
+inline int yuv420_plane_extent(int size, int p) { return p == 0 ? size : (size + 1) / 2; }
+
 // One 8-bit 4:2:0 frame; chroma planes are ceil(width/2) x ceil(height/2).
 struct Yuv420Frame {
   int width = 0, height = 0;
   std::vector<std::uint8_t> planes[3];  // Y, U, V, each tightly packed
-  int plane_width(int p) const { return p == 0 ? width : (width + 1) / 2; }
-  int plane_height(int p) const { return p == 0 ? height : (height + 1) / 2; }
+  int plane_width(int p) const { return yuv420_plane_extent(width, p); }
+  int plane_height(int p) const { return yuv420_plane_extent(height, p); }
   // Sizes the planes for width x height.
   void resize(int w, int h);
 };
@@ -43,8 +46,8 @@ struct Yuv420Frame {
 struct Yuv420View {
   int width = 0, height = 0;
   const std::uint8_t* planes[3] = {nullptr, nullptr, nullptr};  // tightly packed, as above
-  int plane_width(int p) const { return p == 0 ? width : (width + 1) / 2; }
-  int plane_height(int p) const { return p == 0 ? height : (height + 1) / 2; }
+  int plane_width(int p) const { return yuv420_plane_extent(width, p); }
+  int plane_height(int p) const { return yuv420_plane_extent(height, p); }
   // The view of a tightly packed frame at `frame` (yuv420p_frame_bytes of it).
   static Yuv420View packed(const std::uint8_t* frame, int width, int height);
   static Yuv420View of(const Yuv420Frame& f);
