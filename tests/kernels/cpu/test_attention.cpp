@@ -6,6 +6,7 @@
 
 #include <QtTest/QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -114,7 +115,17 @@ class AttentionTest : public QObject {
     const at::Tensor want = provider->attention(q, k, v).contiguous();
     const at::Tensor exact =
         provider->attention(q.to(at::kFloat), k.to(at::kFloat), v.to(at::kFloat)).to(dtype);
-    const test::Tolerance tol = bf16 ? kAttentionBf16 : kAttentionF32;
+    test::Tolerance tol = bf16 ? kAttentionBf16 : kAttentionF32;
+    if (bf16) {
+      // LibTorch's bf16 attention is less exact on some CPUs: with LibTorch 1.13 on an
+      // AVX2-only CPU it measured 1.4e-2 (130 keys) to 3.4e-2 (870 keys) relative L2 from the
+      // exact result, against 0.4-0.8 % with AVX-512. Allow the candidate the provider's own
+      // error on top of its declared one; the check against the exact result below stays as
+      // tight as declared.
+      const at::Tensor w = want.to(at::kDouble), e = exact.to(at::kDouble);
+      const double provider_error = (w - e).norm().item<double>() / e.norm().item<double>();
+      tol.rel_l2 = std::max(tol.rel_l2, provider_error + kAttentionBf16Exact.rel_l2);
+    }
     for (Isa isa : runnable_isas()) {
       cpu::set_isa_for_tests(isa);
       const std::string what = std::string("isa ") + cpu::isa_name(isa);
