@@ -47,6 +47,26 @@ AttentionWeights take_attention(std::map<std::string, at::Tensor>& t, const std:
           take_weight(t, p + "norm_q.weight"), take_weight(t, p + "norm_k.weight")};
 }
 
+// Moves to_q, to_k, to_v into one allocation, rows stacked, and makes each a view of its rows:
+// a fused QKV GEMM then reads them in place (stacked_qkv) instead of holding a stacked copy,
+// which at full size is 8.7 GB over the 50 blocks. Left apart where dtypes or devices differ
+// or a block would start off a 256-byte boundary (a GEMM's kernel choice can depend on it).
+void share_qkv_storage(AttentionWeights& a) {
+  const at::Tensor& q = a.to_q;
+  for (const at::Tensor* t : {&a.to_k, &a.to_v}) {
+    if (t->scalar_type() != q.scalar_type() || t->device() != q.device() || t->dim() != 2 ||
+        t->sizes() != q.sizes()) {
+      return;
+    }
+  }
+  if (q.dim() != 2 || (q.numel() * q.element_size()) % 256 != 0) return;
+  const at::Tensor stacked = at::cat({a.to_q, a.to_k, a.to_v}, 0);
+  const int64_t rows = q.size(0);
+  a.to_q = stacked.narrow(0, 0, rows);
+  a.to_k = stacked.narrow(0, rows, rows);
+  a.to_v = stacked.narrow(0, 2 * rows, rows);
+}
+
 FeedForwardWeights take_ff(std::map<std::string, at::Tensor>& t, const std::string& p) {
   return {take_weight(t, p + "ff.net.0.proj.weight"), take_weight(t, p + "ff.net.2.weight")};
 }
@@ -147,6 +167,7 @@ TransformerWeights assemble_weights(const TransformerConfig& config,
     b.norm1 = take_weight(tensors, p + "norm1.weight");
     b.norm2 = take_weight(tensors, p + "norm2.weight");
     b.attn = take_attention(tensors, p + "attn.");
+    share_qkv_storage(b.attn);
     b.ff = take_ff(tensors, p);
     b.adaln_weight = take_weight(tensors, p + "adaln_proj.linear.weight");
     b.adaln_bias = take_weight(tensors, p + "adaln_proj.linear.bias");
@@ -160,6 +181,22 @@ TransformerWeights assemble_weights(const TransformerConfig& config,
   w.audio_proj_out_w = take_weight(tensors, "audio_proj_out.weight");
   w.audio_proj_out_b = take_weight(tensors, "audio_proj_out.bias");
   return w;
+}
+
+at::Tensor stacked_qkv(const AttentionWeights& a) {
+  const at::Tensor& q = a.to_q;
+  if (!q.defined() || q.dim() != 2 || !q.is_contiguous()) return {};
+  const int64_t bytes = q.numel() * q.element_size();
+  auto* const base = static_cast<const char*>(q.data_ptr());
+  for (int i = 1; i < 3; ++i) {
+    const at::Tensor& t = i == 1 ? a.to_k : a.to_v;
+    if (!t.defined() || t.scalar_type() != q.scalar_type() || t.device() != q.device() ||
+        t.sizes() != q.sizes() || !t.is_contiguous() || !t.storage().is_alias_of(q.storage()) ||
+        static_cast<const char*>(t.data_ptr()) != base + i * bytes) {
+      return {};
+    }
+  }
+  return q.as_strided({3 * q.size(0), q.size(1)}, {q.size(1), 1});
 }
 
 at::Tensor param_value(const ParamSpec& spec, const at::Tensor& unit_normal) {

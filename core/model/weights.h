@@ -63,10 +63,16 @@ struct TransformerWeights {
 };
 
 // Builds the struct from named tensors; every spec'd name must be present with its shape and a
-// floating dtype, and no other name may be present. Throws InputError naming `origin`.
+// floating dtype, and no other name may be present. Throws InputError naming `origin`. Each
+// block's to_q, to_k, to_v become consecutive row blocks of one tensor (same values; see
+// stacked_qkv) where their dtype and device agree and each block starts 256-byte aligned.
 TransformerWeights assemble_weights(const TransformerConfig& config,
                                     std::map<std::string, at::Tensor> tensors,
                                     const std::string& origin);
+
+// [to_q; to_k; to_v] as one (3·inner, hidden) view without a copy when the three are
+// consecutive row blocks of one storage (as assemble_weights lays them out); else undefined.
+at::Tensor stacked_qkv(const AttentionWeights& attention);
 
 // Loads transformer/ (config.json + single or sharded safetensors) onto `device`; a directory
 // with a seed record (seeded_weights.h) instead draws every parameter on `device`.

@@ -24,7 +24,8 @@ void require_gpu_bf16(const at::Tensor& t, const char* name) {
 
 CandidateBlockWeights CandidateBlockWeights::from(const model::BlockWeights& w) {
   CandidateBlockWeights c;
-  c.qkv = at::cat({w.attn.to_q, w.attn.to_k, w.attn.to_v}, 0).contiguous();
+  c.qkv = model::stacked_qkv(w.attn);
+  if (!c.qkv.defined()) c.qkv = at::cat({w.attn.to_q, w.attn.to_k, w.attn.to_v}, 0);
   c.norm_q = w.attn.norm_q.contiguous();
   c.norm_k = w.attn.norm_k.contiguous();
   c.out = w.attn.to_out.contiguous();

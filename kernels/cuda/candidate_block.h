@@ -26,7 +26,8 @@ struct CandidateBlockWeights {
   at::Tensor norm1, norm2;      // (C)
   at::Tensor adaln_w, adaln_b;  // (18·C, E), (18·C)
 
-  // Copies what differs from the provider's layout (stacks to_q/to_k/to_v); the rest is shared.
+  // Shares the provider's tensors; q/k/v are read in place when assemble_weights stacked them
+  // (model::stacked_qkv), else copied into one stacked tensor.
   // Throws std::invalid_argument unless every tensor is bf16 on a CUDA device.
   static CandidateBlockWeights from(const model::BlockWeights& w);
 };

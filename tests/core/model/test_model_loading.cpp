@@ -60,6 +60,39 @@ class ModelLoading : public QObject {
     for (const auto& spec : specs) QCOMPARE(mixed.at(spec.name).dtype, spec.checkpoint_dtype);
   }
 
+  void block_qkv_are_rows_of_one_allocation_with_the_stored_values() {
+    // The fused QKV GEMM reads the three projections in place: one (3·inner, hidden) view whose
+    // row blocks are the stored to_q, to_k, to_v, bit for bit.
+    const fs::path dir = kGolden / "tiny-mixed" / "transformer";
+    auto m = model::load_transformer(dir, at::kCPU);
+    auto file = io::SafetensorsFile::open(dir / "diffusion_pytorch_model.safetensors");
+    for (std::size_t i = 0; i < m.weights.blocks.size(); ++i) {
+      const model::AttentionWeights& a = m.weights.blocks[i].attn;
+      const at::Tensor qkv = model::stacked_qkv(a);
+      QVERIFY2(qkv.defined(), "block q/k/v are not one allocation");
+      QCOMPARE(qkv.size(0), 3 * a.to_q.size(0));
+      QCOMPARE(qkv.data_ptr(), a.to_q.data_ptr());
+      const std::string p = "transformer_blocks." + std::to_string(i) + ".attn.";
+      std::vector<at::Tensor> stored;
+      for (const char* name : {"to_q", "to_k", "to_v"}) {
+        stored.push_back(io::load_tensor(file, file.at(p + name + ".weight")));
+      }
+      QVERIFY(at::equal(qkv, at::cat(stored, 0)));
+      QVERIFY(at::equal(a.to_k, stored[1]));
+    }
+    // Anything that replaces one of the three (an upcast, a swap) is no longer read in place.
+    model::AttentionWeights replaced = m.weights.blocks[0].attn;
+    replaced.to_k = replaced.to_k.clone();
+    QVERIFY(!model::stacked_qkv(replaced).defined());
+    model::AttentionWeights upcast = m.weights.blocks[0].attn;
+    upcast.to_v = upcast.to_v.to(at::kFloat);
+    QVERIFY(!model::stacked_qkv(upcast).defined());
+    // Separate allocations are never mistaken for one.
+    const model::AttentionWeights apart{at::ones({4, 8}), at::ones({4, 8}), at::ones({4, 8}),
+                                        {}, {}, {}};
+    QVERIFY(!model::stacked_qkv(apart).defined());
+  }
+
   void init_model_writes_loadable_checkpoint_dtypes() {
     fs::path dir = temp_dir("init");
     model::InitModelParams params;
