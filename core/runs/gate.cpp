@@ -422,6 +422,18 @@ std::string GateResult::to_table() const {
     out << (i ? ", " : "") << (i == 0 ? params.provider_spec : params.variants[i - 1]);
   }
   out << "} of the error against the fp32 reference\n";
+  // A tolerance below the provider's own error says more about the provider's build than
+  // about the candidate: name each such unit.
+  for (const auto* figures : {&blocks, &call}) {
+    for (const GateFigure& f : *figures) {
+      if (f.noise_floor <= f.tolerance) continue;
+      out << "note: " << f.name << ": the floor (" << fmt(f.noise_floor)
+          << ", the noisiest variant against the fp32 reference) is above the " << f.dtype
+          << " tolerance (" << fmt(f.tolerance)
+          << "): the provider itself is that far from the reference here (--tolerance "
+          << f.dtype << "=VALUE sets the tolerance)\n";
+    }
+  }
   return out.str();
 }
 

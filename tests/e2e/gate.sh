@@ -17,7 +17,7 @@ model=R/models/tiny
 # 1. The gate from a provider run's step 0, then from a call file (a saved step with inputs).
 gen --contract c.json --seed 42 --runs R >/dev/null
 out=$("$H3P_CLI" --progress none gate --contract c.json --runs R --run R/demo/provider/seed-42 \
-      --json figures.json) || fail "gate exited $?: $out"
+      --json figures.json "${CPU_GATE_TOLERANCE[@]}") || fail "gate exited $?: $out"
 echo "$out"
 [[ -f $model/gate.json ]] || fail "no gate.json next to the model"
 python3 - $model/gate.json R/demo/provider/seed-42/manifest.json <<'PY'
@@ -36,7 +36,8 @@ for f in g["blocks"] + g["call"]:
 assert "definition" in g["noise_floor"] and g["noise_floor"]["variants"] == ["provider"]
 PY
 "$H3P_CLI" --progress none gate --model $model --inputs R/demo/provider/seed-42/steps/003.safetensors \
-  --out from-call.json --variant provider:attention=math >/dev/null || fail "gate --inputs exited $?"
+  --out from-call.json --variant provider:attention=math "${CPU_GATE_TOLERANCE[@]}" >/dev/null ||
+  fail "gate --inputs exited $?"
 grep -q '"provider:attention=math"' from-call.json || fail "variant not recorded"
 # The identical implementation has no error against the provider and the floor's own error.
 "$H3P_CLI" --progress none gate --model $model --run R/demo/provider/seed-42 --step 5 \
@@ -47,6 +48,14 @@ g = json.load(open(sys.argv[1]))
 for f in g["blocks"] + g["call"]:
     assert f["candidate_vs_provider"] == 0 and f["candidate_vs_reference"] == f["noise_floor"], f
 PY
+
+# A tolerance below the floor is named in the table's notes.
+status=0
+"$H3P_CLI" --progress none gate --contract c.json --runs R --run R/demo/provider/seed-42 \
+  --tolerance bf16=1e-9 --out low.json > low.txt || status=$?
+[[ $status == 1 ]] || fail "gate with a tolerance below the floor exited $status"
+grep -q "^note: blocks.0: the floor (.*) is above the bf16 tolerance (1.000e-09)" low.txt ||
+  fail "no note of the tolerance below the floor: $(cat low.txt)"
 
 # 2. A gated contract.
 mkdir -p G && cp -r R/models G/
@@ -70,7 +79,8 @@ grep -q "would refuse" warn.txt || fail "no warning when rendering: $(cat warn.t
 gen --contract gated.json --seed 43 --runs G --skip-gate >/dev/null || fail "--skip-gate exited $?"
 grep -q '"skipped": true' G/demo/provider/seed-43/manifest.json || fail "--skip-gate not recorded"
 # A passed gate: generation starts and records the gate's digest.
-"$H3P_CLI" --progress none gate --contract gated.json --runs G --run R/demo/provider/seed-42 >/dev/null
+"$H3P_CLI" --progress none gate --contract gated.json --runs G --run R/demo/provider/seed-42 \
+  "${CPU_GATE_TOLERANCE[@]}" >/dev/null
 gen --contract gated.json --seed 42 --runs G >/dev/null || fail "gated generate exited $?"
 python3 - G/demo/provider/seed-42/manifest.json G/models/tiny/gate.json <<'PY'
 import hashlib, json, sys

@@ -14,6 +14,12 @@ expect_exit() {
   [[ $status == "$want" ]] || fail "'$*' exited $status, want $want: $LAST_ERR"
 }
 
+# The bf16 tolerance of the CPU gates that must pass (their subject is the gate's mechanics, not
+# its threshold): twice the default 2e-2, because the provider's own block error against the fp32
+# reference depends on the CPU: Debian's LibTorch 1.13 without AVX-512 puts it at 2.1e-2 on the
+# demo model's first block, above the default, and the CPU candidate 2.1e-2 from the provider.
+CPU_GATE_TOLERANCE=(--tolerance bf16=4e-2)
+
 # For the plugin tests: the demo contract with 8 sampling steps as c.json, the misbehaving test
 # plugins' directory in $bad, and `gen RUNS SPEC` generating its seed 42.
 plugin_test_setup() {
