@@ -35,6 +35,7 @@ echo "gpu-node-check: build ok"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader || true
 status=0
 (cd "$build" && timeout 600 ctest -L cuda --output-on-failure) 2>&1 | tee "$out/ctest-cuda.log" || status=1
-timeout 300 "$build/app/cuda_bench/h3parity-cuda-bench" --json "$out/block-bench.json" "$@" 2>&1 |
+PYTORCH_CUDA_ALLOC_CONF=${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True} \
+  timeout 300 "$build/app/cuda_bench/h3parity-cuda-bench" --json "$out/block-bench.json" "$@" 2>&1 |
   tee "$out/block-bench.log" || status=1
 exit $status
