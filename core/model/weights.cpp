@@ -53,13 +53,13 @@ AttentionWeights take_attention(std::map<std::string, at::Tensor>& t, const std:
 // or a block would start off a 256-byte boundary (a GEMM's kernel choice can depend on it).
 void share_qkv_storage(AttentionWeights& a) {
   const at::Tensor& q = a.to_q;
+  if (q.dim() != 2 || (q.numel() * q.element_size()) % 256 != 0) return;
   for (const at::Tensor* t : {&a.to_k, &a.to_v}) {
-    if (t->scalar_type() != q.scalar_type() || t->device() != q.device() || t->dim() != 2 ||
+    if (t->scalar_type() != q.scalar_type() || t->device() != q.device() ||
         t->sizes() != q.sizes()) {
       return;
     }
   }
-  if (q.dim() != 2 || (q.numel() * q.element_size()) % 256 != 0) return;
   const at::Tensor stacked = at::cat({a.to_q, a.to_k, a.to_v}, 0);
   const int64_t rows = q.size(0);
   a.to_q = stacked.narrow(0, 0, rows);

@@ -75,7 +75,8 @@ python3 -c "import json; r = json.load(open('REP/report.json')); assert r['plugi
 # and a copy of the library with other bytes is refused.
 sed -e 's/"require_gate": false/"require_gate": true/' c.json > gated.json
 "$H3P_CLI" --progress none gate --contract gated.json --runs R --run R/demo/provider/seed-42 \
-  --candidate plugin:h3p_candidate --out pgate.json "${CPU_GATE_TOLERANCE[@]}" >/dev/null || fail "gate of plugin:h3p_candidate exited $?"
+  --candidate plugin:h3p_candidate --out pgate.json "${CPU_GATE_TOLERANCE[@]}" >/dev/null ||
+  fail "gate of plugin:h3p_candidate exited $?"
 python3 -c "import json; g = json.load(open('pgate.json')); assert g['passed'] and g['plugin']['name'] == 'h3p-candidate', g['plugin']"
 "$H3P_CLI" --progress none generate --contract gated.json --seed 42 --runs RG --impl plugin:h3p_candidate \
   --gate pgate.json >/dev/null || fail "gated generation of the plugin exited $?"
