@@ -75,7 +75,7 @@ logs=("$log")
 build_failures=0
 ctest_status=0
 # The sanitizer build (see below) starts now, beside the first suite, in the idle scheduling
-# class (SCHED_IDLE; nice 19 where chrt is missing): many of the suite's tests wait on processes,
+# class (SCHED_IDLE, chrt from util-linux): many of the suite's tests wait on processes,
 # signals and Slurm rather than on the CPU, and the build takes only what they leave. At nice 15
 # it still took enough to starve the audio playback test's feed thread (55 ms gaps in what it
 # recorded, one run in three on a 2-core machine).
@@ -86,9 +86,7 @@ if [[ $asan_mode != 0 ]]; then
   if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
   cmake --preset asan "${launcher[@]}" >/dev/null
   asan_start=$(date +%s)
-  background=(nice -n 19)
-  if command -v chrt >/dev/null; then background=(chrt --idle 0); fi
-  "${background[@]}" cmake --build --preset asan --parallel "$(nproc)" "${asan_target[@]}" \
+  chrt --idle 0 cmake --build --preset asan --parallel "$(nproc)" "${asan_target[@]}" \
     > "$root/build/asan-build.log" 2>&1 &
   asan_pid=$!
 fi
