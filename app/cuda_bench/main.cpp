@@ -232,6 +232,9 @@ int main(int argc, char** argv) {
       r.ratio = r.ms / p.ms;
       r.rel_l2 = rel_l2(y, at::linear(x, w));
       rows.push_back(r);
+      const kernels::cuda::GemmChoice kept = lt.choice(gs);
+      std::printf("gemm %s kept: %s (%d candidates timed, %.3f ms in the search)\n", name,
+                  kept.describe().c_str(), kept.timed, kept.ms);
     }
   }
 

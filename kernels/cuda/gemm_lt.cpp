@@ -1,6 +1,8 @@
 #include "kernels/cuda/gemm_lt.h"
 
 #include <algorithm>
+#include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,7 +16,7 @@ struct LtGemm::Plan {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulAlgo_t algo{};
-  int split_k = 1;
+  GemmChoice choice;
   ~Plan() {
     if (op) cublasLtMatmulDescDestroy(op);
     if (a) cublasLtMatrixLayoutDestroy(a);
@@ -26,20 +28,74 @@ struct LtGemm::Plan {
 namespace {
 
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+constexpr int kHeuristicResults = 64;
+constexpr size_t kTileTemplates = 12;     // tile shapes of the heuristic's whose variants are tried
+constexpr int32_t kMaxCustomOption = 7;   // custom options tried per tile: 0..this at most
+constexpr size_t kFinalists = 8;          // candidates timed again over interleaved rounds
+constexpr double kFinalistMargin = 1.05;  // ... when within this factor of the screen's best
+constexpr int kFinalRounds = 5;
 
 void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("cuBLASLt gemm: " + what);
 }
 
-int algo_split_k(const cublasLtMatmulAlgo_t& algo) {
-  int32_t split = 1;
+template <typename T>
+T algo_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr,
+              T fallback) {
+  T value{};
   size_t written = 0;
-  cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split,
-                                       sizeof(split), &written);
-  return written == sizeof(split) && split > 0 ? split : 1;
+  const cublasStatus_t st =
+      cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &value, sizeof(value), &written);
+  return st == CUBLAS_STATUS_SUCCESS && written == sizeof(value) ? value : fallback;
+}
+
+int algo_split_k(const cublasLtMatmulAlgo_t& algo) {
+  const int32_t split = algo_config<int32_t>(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, 1);
+  return split > 0 ? split : 1;
+}
+
+GemmChoice describe_algo(const cublasLtMatmulAlgo_t& algo) {
+  GemmChoice c;
+  c.algo_id = algo_config<int32_t>(algo, CUBLASLT_ALGO_CONFIG_ID, -1);
+  c.tile_id = static_cast<int>(algo_config<uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, 0));
+  c.stages_id = static_cast<int>(algo_config<uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, 0));
+  c.cluster_id =
+      static_cast<int>(algo_config<uint16_t>(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, 0));
+  c.swizzle = static_cast<int>(algo_config<uint32_t>(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, 0));
+  c.custom_option = algo_config<int32_t>(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, 0);
+  c.split_k = algo_split_k(algo);
+  return c;
+}
+
+bool same_algo(const cublasLtMatmulAlgo_t& x, const cublasLtMatmulAlgo_t& y) {
+  return std::memcmp(&x, &y, sizeof x) == 0;
+}
+
+// Times `launch` on `stream` with events; returns milliseconds, or a negative value on failure.
+template <typename Launch>
+float time_once(Launch&& launch, cudaEvent_t start, cudaEvent_t stop, cudaStream_t stream) {
+  cudaEventRecord(start, stream);
+  const bool ok = launch();
+  cudaEventRecord(stop, stream);
+  cudaEventSynchronize(stop);
+  float ms = 0.0f;
+  cudaEventElapsedTime(&ms, start, stop);
+  return ok ? ms : -1.0f;
+}
+
+float median(std::vector<float> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
 }
 
 }  // namespace
+
+std::string GemmChoice::describe() const {
+  return "cuBLASLt algo " + std::to_string(algo_id) + " tile " + std::to_string(tile_id) +
+         " stages " + std::to_string(stages_id) + " cluster " + std::to_string(cluster_id) +
+         " swizzle " + std::to_string(swizzle) + " option " + std::to_string(custom_option) +
+         " split-k " + std::to_string(split_k);
+}
 
 LtGemm::LtGemm() {
   check_cublas(cublasLtCreate(&handle_), "cublasLtCreate");
@@ -53,9 +109,9 @@ LtGemm::~LtGemm() {
   if (handle_) cublasLtDestroy(handle_);
 }
 
-int LtGemm::split_k(const GemmShape& shape) const {
+GemmChoice LtGemm::choice(const GemmShape& shape) const {
   auto it = plans_.find(shape);
-  return it == plans_.end() ? 1 : it->second->split_k;
+  return it == plans_.end() ? GemmChoice{} : it->second->choice;
 }
 
 LtGemm::Plan& LtGemm::plan_for(const GemmShape& s, const void* x, const void* w,
@@ -77,7 +133,17 @@ LtGemm::Plan& LtGemm::plan_for(const GemmShape& s, const void* x, const void* w,
     const cudaDataType_t bias_type = CUDA_R_16BF;
     check_cublas(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
                                                 &bias_type, sizeof(bias_type)), "BIAS_DATA_TYPE");
+    check_cublas(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                &bias, sizeof(bias)), "BIAS_POINTER");
   }
+  // The device's SM count as the target, as cuBLAS sets it (persistent kernels size their grid
+  // by it).
+  int device = 0, sm_count = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device),
+             "SM count");
+  check_cublas(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET,
+                                              &sm_count, sizeof(sm_count)), "SM_COUNT_TARGET");
   const int64_t ldx = s.ldx ? s.ldx : s.k, ldy = s.ldy ? s.ldy : s.n;
   check_cublas(cublasLtMatrixLayoutCreate(&plan->a, CUDA_R_16BF, s.k, s.n, s.k), "layout W");
   check_cublas(cublasLtMatrixLayoutCreate(&plan->b, CUDA_R_16BF, s.k, s.m, ldx), "layout X");
@@ -89,7 +155,16 @@ LtGemm::Plan& LtGemm::plan_for(const GemmShape& s, const void* x, const void* w,
                                                     CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                     &workspace_bytes_, sizeof(workspace_bytes_)),
                "workspace preference");
-  std::vector<cublasLtMatmulHeuristicResult_t> found(32);
+  // run() promises 16-byte alignment only (cuBLASLt assumes 256 unless told; cuBLAS says 16).
+  const uint32_t alignment = 16;
+  for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+    check_cublas(cublasLtMatmulPreferenceSetAttribute(pref, attr, &alignment, sizeof(alignment)),
+                 "alignment preference");
+  }
+  std::vector<cublasLtMatmulHeuristicResult_t> found(kHeuristicResults);
   int count = 0;
   const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
       handle_, plan->op, plan->a, plan->b, plan->c, plan->c, pref,
@@ -97,47 +172,129 @@ LtGemm::Plan& LtGemm::plan_for(const GemmShape& s, const void* x, const void* w,
   cublasLtMatmulPreferenceDestroy(pref);
   check_cublas(status, "cublasLtMatmulAlgoGetHeuristic");
   found.resize(static_cast<size_t>(count));
-  // Keep the algorithms without split-K (a fixed reduction order), then time them once.
+  // Keep the algorithms without split-K (a fixed reduction order).
   std::erase_if(found, [](const cublasLtMatmulHeuristicResult_t& r) {
     return r.state != CUBLAS_STATUS_SUCCESS || algo_split_k(r.algo) != 1;
   });
   require(!found.empty(), "no cuBLASLt algorithm without split-K for m=" + std::to_string(s.m) +
                               " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k));
-  if (s.bias) {
-    check_cublas(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                                &bias, sizeof(bias)), "BIAS_POINTER");
+
+  std::vector<cublasLtMatmulAlgo_t> candidates;
+  auto add_algo = [&](const cublasLtMatmulAlgo_t& algo) {
+    for (const cublasLtMatmulAlgo_t& c : candidates) {
+      if (same_algo(c, algo)) return;
+    }
+    candidates.push_back(algo);
+  };
+  for (const auto& r : found) add_algo(r.algo);
+  // Variants of each tile shape the heuristic offers: every custom option (the kernel's
+  // schedule), cluster shape and CTA swizzle that cuBLASLt accepts within the workspace without
+  // split-K. The heuristic ranks one configuration per tile; cuBLAS's own pick is often another.
+  auto add_checked = [&](const cublasLtMatmulAlgo_t& v) {
+    cublasLtMatmulHeuristicResult_t check{};
+    if (cublasLtMatmulAlgoCheck(handle_, plan->op, plan->a, plan->b, plan->c, plan->c, &v,
+                                &check) == CUBLAS_STATUS_SUCCESS &&
+        check.workspaceSize <= workspace_bytes_ && algo_split_k(v) == 1) {
+      add_algo(v);
+    }
+  };
+  std::vector<cublasLtMatmulAlgo_t> templates;  // the first result of each (algo, tile, stages)
+  for (const auto& r : found) {
+    const GemmChoice c = describe_algo(r.algo);
+    const bool seen = std::any_of(templates.begin(), templates.end(), [&](const auto& t) {
+      const GemmChoice d = describe_algo(t);
+      return d.algo_id == c.algo_id && d.tile_id == c.tile_id && d.stages_id == c.stages_id;
+    });
+    if (!seen && templates.size() < kTileTemplates) templates.push_back(r.algo);
   }
+  for (const cublasLtMatmulAlgo_t& t : templates) {
+    int32_t custom_max = 0;
+    uint32_t swizzle_support = 0;
+    size_t written = 0;
+    cublasLtMatmulAlgoCapGetAttribute(&t, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX, &custom_max,
+                                      sizeof(custom_max), &written);
+    cublasLtMatmulAlgoCapGetAttribute(&t, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT,
+                                      &swizzle_support, sizeof(swizzle_support), &written);
+    const uint16_t clusters[] = {CUBLASLT_CLUSTER_SHAPE_1x1x1, CUBLASLT_CLUSTER_SHAPE_2x1x1,
+                                 CUBLASLT_CLUSTER_SHAPE_1x2x1};
+    for (int32_t option = 0; option <= std::min(custom_max, kMaxCustomOption); ++option) {
+      for (uint32_t swizzle = 0; swizzle <= (swizzle_support ? 1u : 0u); ++swizzle) {
+        for (uint16_t cluster : clusters) {
+          cublasLtMatmulAlgo_t v = t;
+          if (cublasLtMatmulAlgoConfigSetAttribute(&v, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION,
+                                                   &option, sizeof(option)) ==
+                  CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulAlgoConfigSetAttribute(&v, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING,
+                                                   &swizzle, sizeof(swizzle)) ==
+                  CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulAlgoConfigSetAttribute(&v, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID,
+                                                   &cluster, sizeof(cluster)) ==
+                  CUBLAS_STATUS_SUCCESS) {
+            add_checked(v);
+          }
+        }
+      }
+    }
+  }
+
   const float alpha = 1.0f, beta = s.accumulate ? 1.0f : 0.0f;
+  auto launch = [&](const cublasLtMatmulAlgo_t& algo) {
+    return cublasLtMatmul(handle_, plan->op, &alpha, w, plan->a, x, plan->b, &beta, y, plan->c,
+                          y, plan->c, &algo, workspace_, workspace_bytes_,
+                          stream) == CUBLAS_STATUS_SUCCESS;
+  };
+
   size_t best = 0;
-  if (found.size() > 1 && !s.accumulate) {  // timing would change Y when accumulating
+  double best_ms = 0.0;
+  int timed = 0;
+  // Timing writes Y, so a shape that accumulates into Y keeps the heuristic's first choice.
+  if (candidates.size() > 1 && !s.accumulate) {
     cudaEvent_t start = nullptr, stop = nullptr;
     check_cuda(cudaEventCreate(&start), "event");
     check_cuda(cudaEventCreate(&stop), "event");
-    float best_ms = 0.0f;
-    for (size_t i = 0; i < found.size(); ++i) {
-      // One warm-up run, then the median of five.
+    // Screen: one warm-up run (it loads the kernel), then one timed run.
+    std::vector<std::pair<float, size_t>> screened;
+    for (size_t i = 0; i < candidates.size(); ++i) {
       std::vector<float> times;
-      bool ok = true;
-      for (int rep = 0; rep < 6 && ok; ++rep) {
-        cudaEventRecord(start, stream);
-        ok = cublasLtMatmul(handle_, plan->op, &alpha, w, plan->a, x, plan->b, &beta, y, plan->c,
-                            y, plan->c, &found[i].algo, workspace_, workspace_bytes_,
-                            stream) == CUBLAS_STATUS_SUCCESS;
-        cudaEventRecord(stop, stream);
-        cudaEventSynchronize(stop);
-        float ms = 0.0f;
-        cudaEventElapsedTime(&ms, start, stop);
+      for (int rep = 0; rep < 2; ++rep) {
+        const float ms = time_once([&] { return launch(candidates[i]); }, start, stop, stream);
+        if (ms < 0.0f) break;
         if (rep > 0) times.push_back(ms);
       }
-      if (!ok) continue;
-      std::nth_element(times.begin(), times.begin() + 2, times.end());
-      if (i == 0 || times[2] < best_ms) best_ms = times[2], best = i;
+      if (times.size() == 1) screened.emplace_back(times.front(), i);
+    }
+    require(!screened.empty(), "no GEMM candidate ran for m=" + std::to_string(s.m) +
+                                   " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k));
+    std::sort(screened.begin(), screened.end());
+    timed = static_cast<int>(screened.size());
+    std::vector<size_t> finalists;
+    for (const auto& [ms, i] : screened) {
+      if (finalists.size() < kFinalists && ms <= kFinalistMargin * screened.front().first) {
+        finalists.push_back(i);
+      }
+    }
+    // Final: interleaved rounds (each finalist once a round), the median of each.
+    std::vector<std::vector<float>> rounds(finalists.size());
+    for (int round = 0; round < kFinalRounds; ++round) {
+      for (size_t f = 0; f < finalists.size(); ++f) {
+        const float ms =
+            time_once([&] { return launch(candidates[finalists[f]]); }, start, stop, stream);
+        rounds[f].push_back(ms < 0.0f ? std::numeric_limits<float>::infinity() : ms);
+      }
     }
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
+    best = finalists.front();
+    best_ms = median(rounds.front());
+    for (size_t f = 1; f < finalists.size(); ++f) {
+      const double ms = median(rounds[f]);
+      if (ms < best_ms) best_ms = ms, best = finalists[f];
+    }
   }
-  plan->algo = found[best].algo;
-  plan->split_k = algo_split_k(plan->algo);
+  plan->algo = candidates[best];
+  plan->choice = describe_algo(plan->algo);
+  plan->choice.timed = timed;
+  plan->choice.ms = best_ms;
   return *plans_.emplace(s, std::move(plan)).first->second;
 }
 
@@ -145,6 +302,7 @@ void LtGemm::run(const GemmShape& s, const void* x, const void* w, const void* b
                  cudaStream_t stream) {
   require(s.m > 0 && s.n > 0 && s.k > 0, "empty shape");
   require(s.n % 8 == 0 && s.k % 8 == 0, "n and k must be multiples of 8");
+  require(s.m <= INT32_MAX && s.n <= INT32_MAX && s.k <= INT32_MAX, "dimensions beyond int32");
   require((s.ldx == 0 || (s.ldx >= s.k && s.ldx % 8 == 0)) &&
               (s.ldy == 0 || (s.ldy >= s.n && s.ldy % 8 == 0)),
           "row strides must cover the row and be multiples of 8");
@@ -154,11 +312,11 @@ void LtGemm::run(const GemmShape& s, const void* x, const void* w, const void* b
             "operands must be 16-byte aligned device pointers");
   }
   Plan& plan = plan_for(s, x, w, bias, y, stream);
+  const float alpha = 1.0f, beta = s.accumulate ? 1.0f : 0.0f;
   if (s.bias) {
     check_cublas(cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                 &bias, sizeof(bias)), "BIAS_POINTER");
   }
-  const float alpha = 1.0f, beta = s.accumulate ? 1.0f : 0.0f;
   check_cublas(cublasLtMatmul(handle_, plan.op, &alpha, w, plan.a, x, plan.b, &beta, y, plan.c,
                               y, plan.c, &plan.algo, workspace_, workspace_bytes_, stream),
                "cublasLtMatmul");

@@ -1,15 +1,18 @@
 #pragma once
 // Candidate GEMMs on the GPU through cuBLASLt: Y = X·Wᵀ (+ bias) (+ Y when accumulate), bf16
 // operands, fp32 accumulation and scale, row-major X (M×K), W (N×K, nn.Linear's layout) and Y
-// (M×N). One algorithm is chosen per shape on first use (heuristic candidates without split-K,
-// timed once) and then reused with a fixed workspace: results are bitwise repeatable on one GPU
-// model and cuBLAS version.
+// (M×N). One algorithm is chosen per shape on first use and then reused with a fixed workspace:
+// cuBLASLt's heuristic candidates without split-K and, for each tile shape among them, every
+// custom option, cluster shape and CTA swizzle cuBLASLt accepts; each is timed once, the close
+// ones again over interleaved rounds. Results are bitwise repeatable on one GPU model and cuBLAS
+// version.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <tuple>
 
 namespace h3p::kernels::cuda {
@@ -21,6 +24,16 @@ struct GemmShape {
   bool accumulate = false;   // Y += X·Wᵀ instead of Y = X·Wᵀ
   auto key() const { return std::tie(m, n, k, ldx, ldy, bias, accumulate); }
   bool operator<(const GemmShape& o) const { return key() < o.key(); }
+};
+
+// How the plan kept for a shape computes, for reports and tests.
+struct GemmChoice {
+  int algo_id = -1, tile_id = -1, stages_id = -1, cluster_id = -1;  // cuBLASLt's config
+  int swizzle = 0, custom_option = 0;
+  int split_k = 1;
+  int timed = 0;    // candidates timed for the shape
+  double ms = 0.0;  // the kept algorithm's median time in the search (0: nothing was timed)
+  std::string describe() const;  // "cuBLASLt algo 66 tile 24 stages 35 cluster 2 ..."
 };
 
 class LtGemm {
@@ -37,7 +50,9 @@ class LtGemm {
            cudaStream_t stream);
 
   // The split-K count of the algorithm kept for `shape` (1 when none is kept yet).
-  int split_k(const GemmShape& shape) const;
+  int split_k(const GemmShape& shape) const { return choice(shape).split_k; }
+  // The plan kept for `shape` (a default GemmChoice when none is kept yet).
+  GemmChoice choice(const GemmShape& shape) const;
 
  private:
   struct Plan;

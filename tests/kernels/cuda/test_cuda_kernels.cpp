@@ -134,6 +134,27 @@ void test_gemm() {
     gemm.run(shape, x.data_ptr(), w.data_ptr(), b.data_ptr(), y.data_ptr(), stream());
     expect(at::equal(first, y), name + " bitwise repeatable");
   }
+  // Without a bias, and with accumulate (Y += X·Wᵀ).
+  for (auto [m, n, k] : {std::tuple{1000, 512, 768}, {4099, 1024, 256}}) {
+    at::Tensor x = at::randn({m, k}, kBf16), w = at::randn({n, k}, kBf16).div_(std::sqrt(k));
+    at::Tensor y = at::empty({m, n}, kBf16);
+    const std::string name = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                             std::to_string(k) + " (no bias)";
+    const kernels::cuda::GemmShape shape{m, n, k};
+    gemm.run(shape, x.data_ptr(), w.data_ptr(), nullptr, y.data_ptr(), stream());
+    expect_close(y, at::linear(x, w).to(at::kFloat), 5e-3, name + " vs provider at::linear");
+    const kernels::cuda::GemmChoice kept = gemm.choice(shape);
+    expect(kept.split_k == 1 && kept.timed >= 2,
+           name + " timed its candidates and kept " + kept.describe());
+    const at::Tensor first = y.clone();
+    gemm.run(shape, x.data_ptr(), w.data_ptr(), nullptr, y.data_ptr(), stream());
+    expect(at::equal(first, y), name + " bitwise repeatable");
+    const kernels::cuda::GemmShape add{m, n, k, 0, 0, false, true};
+    at::Tensor acc = first.clone();
+    gemm.run(add, x.data_ptr(), w.data_ptr(), nullptr, acc.data_ptr(), stream());
+    expect_close(acc, first.to(at::kFloat) + at::linear(x, w).to(at::kFloat), 1e-2,
+                 name + " accumulated into Y");
+  }
 }
 
 kernels::cuda::Modulation modulation(const at::Tensor& table, const at::Tensor& rows,
