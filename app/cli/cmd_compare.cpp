@@ -45,8 +45,8 @@ compare::CompareParams base_compare_params(const GlobalOptions& global,
     params.clip.yuv = [] { return metrics::make_swscale_exact_yuv_converter(); };
   }
 #ifdef H3P_HAVE_MEDIA
-  params.decode_video = [](const std::filesystem::path& video, int rate) {
-    return media::start_video_decode(video, rate);
+  params.decode_video = [](const std::filesystem::path& video, int rate, bool keep_frames) {
+    return media::start_video_decode(video, rate, 0, keep_frames);
   };
   if (yuv == "libswscale") params.clip.yuv = [] { return media::make_swscale_yuv_converter(); };
 #else

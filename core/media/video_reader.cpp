@@ -98,19 +98,30 @@ void VideoReader::open() {
   audio_stream_ = av_find_best_stream(format_.get(), AVMEDIA_TYPE_AUDIO, -1, -1, nullptr, 0);
   vdec_ = open_decoder(format_.get(), video_stream_, threads_, where_);
   if (audio_stream_ >= 0) adec_ = open_decoder(format_.get(), audio_stream_, threads_, where_);
+  AVStream* video = format_->streams[video_stream_];
+  width_ = video->codecpar->width;
+  height_ = video->codecpar->height;
+  pixel_format_ = static_cast<AVPixelFormat>(video->codecpar->format);
+  const AVRational rate = av_guess_frame_rate(format_.get(), video, nullptr);
+  fps_ = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 24.0;
 }
 
-AVPixelFormat VideoReader::pixel_format() const {
-  return static_cast<AVPixelFormat>(format_->streams[video_stream_]->codecpar->format);
-}
-
-int VideoReader::width() const { return format_->streams[video_stream_]->codecpar->width; }
-int VideoReader::height() const { return format_->streams[video_stream_]->codecpar->height; }
-
-double VideoReader::fps() const {
-  const AVRational rate =
-      av_guess_frame_rate(format_.get(), format_->streams[video_stream_], nullptr);
-  return rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 24.0;
+void VideoReader::rewind() {
+  AVFormatContext* raw = nullptr;
+  check(where_ + ": open", avformat_open_input(&raw, path_.c_str(), nullptr, nullptr));
+  FormatInput again(raw);
+  // The streams the header declares, as the probed context found them; a format whose streams
+  // only show up while reading (no header) is opened and probed again.
+  auto same = [&](int stream) {
+    return stream < 0 || (stream < static_cast<int>(raw->nb_streams) &&
+                          raw->streams[stream]->codecpar->codec_id ==
+                              format_->streams[stream]->codecpar->codec_id);
+  };
+  if ((raw->ctx_flags & AVFMTCTX_NOHEADER) != 0 || !same(video_stream_) || !same(audio_stream_)) {
+    open();
+    return;
+  }
+  format_ = std::move(again);
 }
 
 int VideoReader::count_video_packets() {
@@ -125,7 +136,7 @@ int VideoReader::count_video_packets() {
     }
     av_packet_unref(packet.get());
   }
-  open();
+  rewind();
   return count;
 }
 

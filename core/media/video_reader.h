@@ -54,14 +54,17 @@ class VideoReader {
   // Throws FfmpegError naming the file, InputError when it has no video stream.
   VideoReader(const std::filesystem::path& video, int threads = 0);
   const std::string& where() const { return where_; }
-  int width() const;
-  int height() const;
-  double fps() const;  // the stream's frame rate, 24 when it has none
-  AVPixelFormat pixel_format() const;  // of the video stream, as stored
+  // The video stream's geometry, frame rate (24 when it has none) and pixel format as stored,
+  // as found when the file was first opened.
+  int width() const { return width_; }
+  int height() const { return height_; }
+  double fps() const { return fps_; }
+  AVPixelFormat pixel_format() const { return pixel_format_; }
   bool has_audio() const { return static_cast<bool>(adec_); }
   const AVCodecContext* audio_decoder() const { return adec_.get(); }
   // Reads every packet without decoding and returns the video packets that will give frames
-  // (those not marked for discarding); the reader then starts again from the beginning.
+  // (those not marked for discarding); the reader then starts again from the beginning (the
+  // file opened again, its streams not probed again: probing decodes frames).
   int count_video_packets();
   // Decodes to the end: every video frame to `video`, every audio frame to `audio` (if the
   // file has an audio stream), then flushes both decoders. Returns early, with false, once
@@ -72,12 +75,16 @@ class VideoReader {
 
  private:
   void open();
+  void rewind();
   std::filesystem::path path_;
   std::string where_;
   int threads_ = 0;
   FormatInput format_;
   int video_stream_ = -1, audio_stream_ = -1;
   Codec vdec_, adec_;
+  int width_ = 0, height_ = 0;
+  double fps_ = 24.0;
+  AVPixelFormat pixel_format_ = AV_PIX_FMT_NONE;
 };
 
 }  // namespace h3p::media

@@ -18,8 +18,7 @@ namespace h3p::media {
 namespace fs = std::filesystem;
 namespace {
 
-// Anonymous private memory, committed page by page as it is written; whole pages can be given
-// back early (release).
+// Anonymous private memory, committed page by page as it is first written.
 class PageBuffer {
  public:
   explicit PageBuffer(std::size_t bytes) : bytes_(bytes) {
@@ -33,15 +32,6 @@ class PageBuffer {
   PageBuffer(const PageBuffer&) = delete;
   PageBuffer& operator=(const PageBuffer&) = delete;
   std::uint8_t* data() const { return data_; }
-  // Frees the whole pages inside [p, p + n); reading them again gives zeros.
-  void release(const void* p, std::size_t n) const {
-    const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-    auto begin = reinterpret_cast<std::uintptr_t>(p);
-    auto end = begin + n;
-    begin = (begin + page - 1) / page * page;
-    end = end / page * page;
-    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-  }
 
  private:
   std::size_t bytes_;
@@ -50,7 +40,7 @@ class PageBuffer {
 
 class FileDecode final : public runs::DecodingClip {
  public:
-  FileDecode(const fs::path& video, int sample_rate, int threads)
+  FileDecode(const fs::path& video, int sample_rate, int threads, bool keep_frames)
       : reader_(video, threads), rgb_of_(reader_.where()) {
     const int frames = reader_.count_video_packets();
     if (frames == 0) throw InputError(reader_.where() + ": no video frames");
@@ -64,9 +54,10 @@ class FileDecode final : public runs::DecodingClip {
     }
     rgb_of_.expect(header_.width, header_.height);
     released_.assign(static_cast<std::size_t>(frames), false);
-    buffer_.emplace(header_.frame_bytes() * static_cast<std::size_t>(frames));
+    slots_ = keep_frames ? frames : std::min(frames, runs::kDecodeSlots);
+    buffer_.emplace(header_.frame_bytes() * static_cast<std::size_t>(slots_));
     if (reader_.pixel_format() == AV_PIX_FMT_YUV420P) {
-      yuv_buffer_.emplace(runs::yuv420_frame_bytes(header_) * static_cast<std::size_t>(frames));
+      yuv_buffer_.emplace(runs::yuv420_frame_bytes(header_) * static_cast<std::size_t>(slots_));
     }
     if (reader_.has_audio()) audio_sink_.emplace(reader_.audio_decoder(), sample_rate, reader_.where());
     thread_ = std::thread([this] { run(); });
@@ -82,6 +73,7 @@ class FileDecode final : public runs::DecodingClip {
   }
 
   const runs::FramesHeader& header() const override { return header_; }
+  int frame_slots() const override { return slots_; }
   const std::uint8_t* rgb() const override { return buffer_->data(); }
   const std::uint8_t* yuv420() const override { return yuv_buffer_ ? yuv_buffer_->data() : nullptr; }
 
@@ -104,19 +96,11 @@ class FileDecode final : public runs::DecodingClip {
     return decoded_;
   }
 
-  void release(const void* data, std::size_t bytes) const override {
-    buffer_->release(data, bytes);
-    const std::size_t frame = header_.frame_bytes();
-    const auto offset = static_cast<std::size_t>(static_cast<const std::uint8_t*>(data) - rgb());
-    const std::size_t first = (offset + frame - 1) / frame, end = (offset + bytes) / frame;
-    if (end <= first) return;
-    if (yuv_buffer_) {
-      const std::size_t yuv = runs::yuv420_frame_bytes(header_);
-      yuv_buffer_->release(yuv_buffer_->data() + first * yuv, (end - first) * yuv);
-    }
+  void release(int frame) const override {
+    if (frame < 0 || frame >= header_.frames) return;
     {
       std::lock_guard lock(mutex_);
-      for (std::size_t f = first; f < end; ++f) released_[f] = true;
+      released_[static_cast<std::size_t>(frame)] = true;
       while (unreleased_ < header_.frames && released_[unreleased_]) ++unreleased_;
     }
     released_changed_.notify_all();
@@ -151,8 +135,9 @@ class FileDecode final : public runs::DecodingClip {
               return;
             }
             wait_for_room(count);
-            rgb_of_.convert(f, buffer_->data() + frame_bytes * static_cast<std::size_t>(count));
-            if (yuv_buffer_) copy_yuv420(f, count);
+            const auto slot = static_cast<std::size_t>(count % slots_);
+            rgb_of_.convert(f, buffer_->data() + frame_bytes * slot);
+            if (yuv_buffer_) copy_yuv420(f, count, slot);
             ++count;
             {
               std::lock_guard lock(mutex_);
@@ -188,21 +173,23 @@ class FileDecode final : public runs::DecodingClip {
   }
 
   // Before frame `index` is written: the decode stays within runs::kDecodeLookAhead frames of
-  // the reader (decoding_clip.h).
+  // the reader (decoding_clip.h), and the frame that held its slot has been released.
   void wait_for_room(int index) {
     std::unique_lock lock(mutex_);
     released_changed_.wait(lock, [&] {
-      return index < std::max(unreleased_, wanted_) + runs::kDecodeLookAhead || stop_.load();
+      return (index < std::max(unreleased_, wanted_) + runs::kDecodeLookAhead &&
+              index < unreleased_ + slots_) ||
+             stop_.load();
     });
   }
 
-  // The planes of yuv420p frame `f` into its slot of yuv_buffer_, tightly packed.
-  void copy_yuv420(const AVFrame* f, int index) {
+  // The planes of yuv420p frame `f` (number `index`) into `slot` of yuv_buffer_, tightly packed.
+  void copy_yuv420(const AVFrame* f, int index, std::size_t slot) {
     if (f->format != AV_PIX_FMT_YUV420P) {
       throw InputError(reader_.where() + ": frame " + std::to_string(index) +
                        " is not yuv420p like the stream");
     }
-    std::uint8_t* dst = yuv_buffer_->data() + runs::yuv420_frame_bytes(header_) * index;
+    std::uint8_t* dst = yuv_buffer_->data() + runs::yuv420_frame_bytes(header_) * slot;
     for (int p = 0; p < 3; ++p) {
       const int w = p == 0 ? header_.width : (header_.width + 1) / 2;
       const int h = p == 0 ? header_.height : (header_.height + 1) / 2;
@@ -215,8 +202,9 @@ class FileDecode final : public runs::DecodingClip {
   VideoReader reader_;
   RgbConverter rgb_of_;
   runs::FramesHeader header_;
-  std::optional<PageBuffer> buffer_;
-  std::optional<PageBuffer> yuv_buffer_;  // yuv420p sources only
+  int slots_ = 0;                         // frame f in slot f % slots_
+  std::optional<PageBuffer> buffer_;      // slots_ RGB frames
+  std::optional<PageBuffer> yuv_buffer_;  // slots_ yuv420p frames; yuv420p sources only
   std::optional<AudioSink> audio_sink_;
   runs::ClipAudio audio_;
   std::atomic<bool> stop_{false};
@@ -237,11 +225,11 @@ class FileDecode final : public runs::DecodingClip {
 }  // namespace
 
 std::unique_ptr<runs::DecodingClip> start_video_decode(const fs::path& video, int sample_rate,
-                                                       int threads) {
+                                                       int threads, bool keep_frames) {
   if (threads <= 0) {
     threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / 2));
   }
-  return std::make_unique<FileDecode>(video, sample_rate, threads);
+  return std::make_unique<FileDecode>(video, sample_rate, threads, keep_frames);
 }
 
 }  // namespace h3p::media

@@ -87,19 +87,18 @@ class Worker {
     }
     r.ssim /= 3.0;
     const std::size_t bytes = static_cast<std::size_t>(a_.width) * a_.height * 3;
-    auto readable = [&](const ClipView& clip) {  // a clip being decoded: this frame only
-      return bytes * static_cast<std::size_t>(clip.wait_for ? 1 : clip.frames - f);
+    auto readable = [&](const ClipView& clip) {  // being decoded or in slots: this frame only
+      const bool one = clip.wait_for || clip.frame_slots > 0;
+      return bytes * static_cast<std::size_t>(one ? 1 : clip.frames - f);
     };
     Yuv420View views[2];
     for (int side = 0; side < 2; ++side) {
       const ClipView& clip = side == 0 ? a_ : b_;
       Yuv420Frame& yuv = side == 0 ? yuv_a_ : yuv_b_;
       if (clip.yuv420 != nullptr) {  // as the file stores it, read in place
-        views[side] = Yuv420View::packed(
-            clip.yuv420 + yuv420p_frame_bytes(clip.width, clip.height) * f, clip.width,
-            clip.height);
+        views[side] = Yuv420View::packed(clip.yuv420_frame(f), clip.width, clip.height);
       } else {
-        converter_->convert(clip.rgb + f * bytes, readable(clip), clip.width, clip.height, yuv);
+        converter_->convert(clip.rgb_frame(f), readable(clip), clip.width, clip.height, yuv);
         views[side] = Yuv420View::of(yuv);
       }
     }
@@ -109,9 +108,10 @@ class Worker {
  private:
   void release(int f) const {
     for (const ClipView* clip : {&a_, &b_}) {
+      if (clip->frame_done) clip->frame_done(f);
       if (!clip->done_with) continue;
       const std::size_t pixels = static_cast<std::size_t>(clip->width) * clip->height;
-      clip->done_with(clip->rgb + static_cast<std::size_t>(f) * pixels * 3, pixels * 3);
+      clip->done_with(clip->rgb_frame(f), pixels * 3);
       if (!use_planes_) continue;
       const std::size_t bytes = clip->plane_type == PlaneType::f16 ? 2 : 4;
       for (int c = 0; c < 3; ++c) {
@@ -127,7 +127,7 @@ class Worker {
     const std::size_t pixels = static_cast<std::size_t>(clip.width) * clip.height;
     PassPlane p;
     if (!use_planes_) {
-      p.data = clip.rgb + static_cast<std::size_t>(f) * pixels * 3;
+      p.data = clip.rgb_frame(f);
       p.source = PassSource::rgb8;
       p.channel = c;
       return p;

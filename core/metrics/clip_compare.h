@@ -36,13 +36,32 @@ struct ClipView {
   std::int64_t audio_samples = 0;
   std::int64_t audio_stride = 0;      // floats between channels; 0: audio_samples
   int sample_rate = 0;
+  // > 0: `rgb` and `yuv420` hold this many frame slots, frame f in slot f % frame_slots (a clip
+  // decoded into a ring of slots: each frame is readable from wait_for(f) until frame_done(f));
+  // 0: every frame in its own place.
+  int frame_slots = 0;
   // Told of each range of `rgb` / `planes` once no frame still to be compared reads it (a
   // memory-mapped clip drops its pages there, so that unmapping them is spread over the
   // workers instead of following them); may be empty. The range stays readable.
   std::function<void(const void* data, std::size_t bytes)> done_with;
+  // Told of each frame once no frame still to be compared reads it (its slot may then take a
+  // later frame); may be empty.
+  std::function<void(int frame)> frame_done;
   // Blocks until frame `frame` of `rgb` is readable (a clip still being decoded, frame after
   // frame); may throw. Empty: every frame is. A waited-for clip is read frame by frame only.
   std::function<void(int frame)> wait_for;
+
+  // Where frame f is in `rgb` and `yuv420`: its slot, or f itself.
+  std::size_t slot_of(int f) const {
+    return static_cast<std::size_t>(frame_slots > 0 ? f % frame_slots : f);
+  }
+  // Frame f's interleaved RGB, and its stored yuv420p (null without `yuv420`).
+  const std::uint8_t* rgb_frame(int f) const {
+    return rgb + static_cast<std::size_t>(width) * height * 3 * slot_of(f);
+  }
+  const std::uint8_t* yuv420_frame(int f) const {
+    return yuv420 == nullptr ? nullptr : yuv420 + yuv420p_frame_bytes(width, height) * slot_of(f);
+  }
 };
 
 struct ClipParams {

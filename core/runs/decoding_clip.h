@@ -28,7 +28,13 @@ inline std::size_t yuv420_frame_bytes(const FramesHeader& h) {
 // A decode runs at most this many frames ahead of its reader: of the first frame not released
 // or of the furthest frame waited for, whichever is later (all frames once finish() is
 // called). The frames are still in the cache when they are read, and few pages are in use.
-constexpr int kDecodeLookAhead = 6;
+constexpr int kDecodeLookAhead = 3;
+
+// Frame slots of a clip whose reader releases each frame once read: the look-ahead and room for
+// the frames the reader's workers still hold (each run also reads the previous frame). Frame f
+// is decoded into slot f % kDecodeSlots once frame f - kDecodeSlots is released, so the same
+// memory is written again and again (still cached, no page to fault in and zero).
+constexpr int kDecodeSlots = kDecodeLookAhead + 5;
 
 class DecodingClip {
  public:
@@ -36,21 +42,34 @@ class DecodingClip {
   virtual ~DecodingClip() = default;
   // The geometry, known before decoding: `frames` counts the file's video packets.
   virtual const FramesHeader& header() const = 0;
-  // F x H x W x 3 interleaved RGB; frame f is readable once wait_for(f) has returned.
+  // Frame slots in rgb() and yuv420(): frame f is held in slot f % frame_slots(); header().frames
+  // when the clip keeps every frame, else at most kDecodeSlots.
+  virtual int frame_slots() const = 0;
+  // frame_slots() x H x W x 3 interleaved RGB; frame f is readable in its slot (rgb_frame) once
+  // wait_for(f) has returned, until it is released.
   virtual const std::uint8_t* rgb() const = 0;
   // The frames as the file stores them when that is 8-bit yuv420p (H.264 as usually encoded),
-  // else null: per frame Y (W x H), then U and V (ceil(W/2) x ceil(H/2)), tightly packed
+  // else null: per slot Y (W x H), then U and V (ceil(W/2) x ceil(H/2)), tightly packed
   // (yuv420_frame_bytes), readable with the RGB frame. The FFmpeg-compatible figures are
   // measured on these, as ffmpeg measures such a file, instead of on a conversion of rgb().
   virtual const std::uint8_t* yuv420() const = 0;
+  // Frame f's RGB and yuv420p (null when the file is not yuv420p) in their slots.
+  const std::uint8_t* rgb_frame(int f) const {
+    return rgb() + header().frame_bytes() * static_cast<std::size_t>(f % frame_slots());
+  }
+  const std::uint8_t* yuv420_frame(int f) const {
+    const std::uint8_t* base = yuv420();
+    const auto slot = static_cast<std::size_t>(f % frame_slots());
+    return base == nullptr ? nullptr : base + yuv420_frame_bytes(header()) * slot;
+  }
   // Blocks until frame `frame` is decoded. Throws the decode's error (naming the file) when
   // the decode failed or ended before that frame.
   virtual void wait_for(int frame) const = 0;
   // Frames decoded so far (readable without waiting).
   virtual int decoded_frames() const = 0;
-  // Frees the whole pages inside [data, data + bytes) of rgb(), and the yuv420() of the frames
-  // wholly inside it: nothing there is read again.
-  virtual void release(const void* data, std::size_t bytes) const = 0;
+  // Frame `frame` is not read again: its slot may take a later frame. A clip that does not keep
+  // every frame stalls once the oldest frame not released is kDecodeSlots behind the next one.
+  virtual void release(int frame) const = 0;
   // Waits for the decode to end and returns its audio (no channels without an audio stream).
   // Throws the decode's error, or InputError when fewer or more frames were decoded than the
   // file has video packets.

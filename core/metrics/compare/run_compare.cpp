@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <future>
 #include <map>
+#include <stdexcept>
 #include <tuple>
 #include <sstream>
 
@@ -84,20 +85,23 @@ metrics::ClipView view_of(const runs::DecodedClip& clip) {
   return v;
 }
 
-// The frames of a clip still being decoded, read as they arrive and freed once read (unless
-// they are to be kept).
-metrics::ClipView view_of(const runs::DecodingClip& clip, bool keep) {
+// The frames of a clip still being decoded, read as they arrive from their slots, each
+// released once read so that its slot takes a later frame.
+metrics::ClipView view_of(const runs::DecodingClip& clip) {
   metrics::ClipView v = frames_view(clip.header(), clip.rgb());
   v.yuv420 = clip.yuv420();
+  v.frame_slots = clip.frame_slots();
   v.wait_for = [&clip](int frame) { clip.wait_for(frame); };
-  if (!keep) {
-    v.done_with = [&clip](const void* data, std::size_t bytes) { clip.release(data, bytes); };
-  }
+  v.frame_done = [&clip](int frame) { clip.release(frame); };
   return v;
 }
 
-// Writes a decoded video file (its decode ended with `audio`) into `dir` in the raw-frame form.
+// Writes a decoded video file (its decode ended with `audio`, every frame kept) into `dir` in
+// the raw-frame form.
 void keep_decoded(const runs::DecodingClip& clip, const runs::ClipAudio& audio, const fs::path& dir) {
+  if (clip.frame_slots() != clip.header().frames) {
+    throw std::logic_error("keep_decoded: the clip was decoded into a ring of frame slots");
+  }
   runs::create_decoded_dir(dir);
   if (audio.channels > 0) {
     runs::write_decoded_audio(dir, audio.planar.data(), audio.channels, audio.samples,
@@ -178,13 +182,15 @@ Comparison compare_pair(const CompareParams& params) {
     if (side->info.kind != "video") side->clip.emplace(runs::DecodedClip::open(side->decoded));
   }
   // Opening a file (its packets counted before decoding starts) takes tens of milliseconds:
-  // the candidate's is opened on another thread meanwhile.
+  // the candidate's is opened on another thread meanwhile. Decoded frames are kept only to be
+  // written into the work directory.
+  const bool keep = !params.work_dir.empty();
   auto start_decode = [&](OpenSide& side, int rate) {
     if (!params.decode_video) {
       throw InputError(side.info.path.string() + ": comparing a video file needs FFmpeg; this "
                        "build has no media support (H3P_WITH_MEDIA=OFF)");
     }
-    return params.decode_video(side.info.path, rate);
+    return params.decode_video(side.info.path, rate, keep);
   };
   if (params.progress && (prov.info.kind == "video" || cand.info.kind == "video")) {
     params.progress(0.0, "decoding");
@@ -226,9 +232,8 @@ Comparison compare_pair(const CompareParams& params) {
     }
   }
   if (params.progress) params.progress(0.5, from_file ? "decoding and pixels" : "pixels");
-  const bool keep = !params.work_dir.empty();
   auto view = [&](const OpenSide& side) {
-    return side.clip ? view_of(*side.clip) : view_of(*side.decoding, keep);
+    return side.clip ? view_of(*side.clip) : view_of(*side.decoding);
   };
   metrics::ClipView cview = view(cand), pview = view(prov);
   auto pixels_only = [](metrics::ClipView v) {

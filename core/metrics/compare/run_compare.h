@@ -23,10 +23,11 @@
 
 namespace h3p::compare {
 
-// Starts decoding `video` (audio as stereo fp32 resampled to `sample_rate` when > 0). Supplied
-// by h3p_media (media::start_video_decode); empty in a build without it.
+// Starts decoding `video` (audio as stereo fp32 resampled to `sample_rate` when > 0), keeping
+// every frame when `keep_frames`, else into a ring of frame slots that the reader releases
+// frame by frame. Supplied by h3p_media (media::start_video_decode); empty in a build without it.
 using VideoDecoder = std::function<std::unique_ptr<runs::DecodingClip>(
-    const std::filesystem::path& video, int sample_rate)>;
+    const std::filesystem::path& video, int sample_rate, bool keep_frames)>;
 
 struct CompareParams;
 struct Comparison;

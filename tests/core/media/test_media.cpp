@@ -188,7 +188,7 @@ class MediaTest : public QObject {
       std::unique_ptr<runs::DecodingClip> clip = media::start_video_decode(file, 16000);
       const std::size_t bytes = clip->header().frame_bytes();
       clip->wait_for(0);
-      clip->release(clip->rgb(), bytes);
+      clip->release(0);
       const int bound = 1 + runs::kDecodeLookAhead;
       // Given time to run past the bound (a 21-frame clip of 80x48 decodes in milliseconds).
       for (int i = 0; i < 100 && clip->decoded_frames() <= bound; ++i) {
@@ -202,6 +202,56 @@ class MediaTest : public QObject {
       clip->wait_for(20);
       QVERIFY(std::memcmp(clip->rgb() + 20 * bytes, expected.frame(20), bytes) == 0);
       clip->finish();
+    }
+    // Into a ring of frame slots: a slot takes a later frame only once its frame is released,
+    // so an unreleased frame stays intact while the decode runs on through the other slots.
+    for (const fs::path& file : {p.mkv, p.mp4}) {
+      const runs::DecodedClip expected =
+          runs::DecodedClip::open(run / ("whole-" + file.extension().string().substr(1)));
+      std::unique_ptr<runs::DecodingClip> clip = media::start_video_decode(file, 16000, 0, false);
+      const int ring = clip->frame_slots();
+      QCOMPARE(ring, std::min(21, runs::kDecodeSlots));
+      QVERIFY(ring < 21);  // the clip is longer than the ring: its slots are reused
+      const std::size_t bytes = clip->header().frame_bytes();
+      std::string stored;  // the stored yuv420p of every frame, as ffmpeg decodes it (H.264)
+      if (clip->yuv420() != nullptr && have_ffmpeg()) {
+        const fs::path raw = run / "ring.yuv";
+        run_command("ffmpeg -v error -y -i " + file.string() + " -f rawvideo -pix_fmt yuv420p " +
+                    raw.string());
+        stored.assign(static_cast<std::size_t>(fs::file_size(raw)), '\0');
+        std::ifstream(raw, std::ios::binary)
+            .read(stored.data(), static_cast<std::streamsize>(stored.size()));
+      }
+      const std::size_t yuv = runs::yuv420_frame_bytes(clip->header());
+      auto check_frame = [&](int f) {
+        QVERIFY2(std::memcmp(clip->rgb_frame(f), expected.frame(f), bytes) == 0,
+                 qPrintable(QString("%1 frame %2").arg(file.c_str()).arg(f)));
+        QVERIFY(clip->rgb_frame(f) == clip->rgb() + bytes * static_cast<std::size_t>(f % ring));
+        if (!stored.empty()) {
+          QVERIFY2(std::memcmp(clip->yuv420_frame(f), stored.data() + yuv * f, yuv) == 0,
+                   qPrintable(QString("%1 yuv420p frame %2").arg(file.c_str()).arg(f)));
+        }
+      };
+      // Frame 0 held, every other frame released once read: the decode stops at the last
+      // frame that has a free slot.
+      for (int f = 0; f < ring; ++f) {
+        clip->wait_for(f);
+        check_frame(f);
+        if (f > 0) clip->release(f);
+      }
+      for (int i = 0; i < 20 && clip->decoded_frames() <= ring; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      QCOMPARE(clip->decoded_frames(), ring);
+      check_frame(0);
+      // Frame 0 released: the later frames take the slots over, each intact when read.
+      clip->release(0);
+      for (int f = ring; f < 21; ++f) {
+        clip->wait_for(f);
+        check_frame(f);
+        clip->release(f);
+      }
+      QCOMPARE(clip->finish().channels, 2);
     }
     // Dropped while decoding: the destructor stops and joins the decoder.
     media::start_video_decode(p.mkv).reset();
