@@ -1,7 +1,6 @@
 #include "kernels/cuda/gemm_lt.h"
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -29,8 +28,6 @@ namespace {
 
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 constexpr int kHeuristicResults = 64;
-constexpr size_t kTileTemplates = 12;     // tile shapes of the heuristic's whose variants are tried
-constexpr int32_t kMaxCustomOption = 7;   // custom options tried per tile: 0..this at most
 constexpr size_t kFinalists = 8;          // candidates timed again over interleaved rounds
 constexpr double kFinalistMargin = 1.05;  // ... when within this factor of the screen's best
 constexpr int kFinalRounds = 5;
@@ -65,10 +62,6 @@ GemmChoice describe_algo(const cublasLtMatmulAlgo_t& algo) {
   c.custom_option = algo_config<int32_t>(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, 0);
   c.split_k = algo_split_k(algo);
   return c;
-}
-
-bool same_algo(const cublasLtMatmulAlgo_t& x, const cublasLtMatmulAlgo_t& y) {
-  return std::memcmp(&x, &y, sizeof x) == 0;
 }
 
 // Times `launch` on `stream` with events; returns milliseconds, or a negative value on failure.
@@ -136,14 +129,6 @@ LtGemm::Plan& LtGemm::plan_for(const GemmShape& s, const void* x, const void* w,
     check_cublas(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                 &bias, sizeof(bias)), "BIAS_POINTER");
   }
-  // The device's SM count as the target, as cuBLAS sets it (persistent kernels size their grid
-  // by it).
-  int device = 0, sm_count = 0;
-  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device),
-             "SM count");
-  check_cublas(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET,
-                                              &sm_count, sizeof(sm_count)), "SM_COUNT_TARGET");
   const int64_t ldx = s.ldx ? s.ldx : s.k, ldy = s.ldy ? s.ldy : s.n;
   check_cublas(cublasLtMatrixLayoutCreate(&plan->a, CUDA_R_16BF, s.k, s.n, s.k), "layout W");
   check_cublas(cublasLtMatrixLayoutCreate(&plan->b, CUDA_R_16BF, s.k, s.m, ldx), "layout X");
@@ -179,64 +164,6 @@ LtGemm::Plan& LtGemm::plan_for(const GemmShape& s, const void* x, const void* w,
   require(!found.empty(), "no cuBLASLt algorithm without split-K for m=" + std::to_string(s.m) +
                               " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k));
 
-  std::vector<cublasLtMatmulAlgo_t> candidates;
-  auto add_algo = [&](const cublasLtMatmulAlgo_t& algo) {
-    for (const cublasLtMatmulAlgo_t& c : candidates) {
-      if (same_algo(c, algo)) return;
-    }
-    candidates.push_back(algo);
-  };
-  for (const auto& r : found) add_algo(r.algo);
-  // Variants of each tile shape the heuristic offers: every custom option (the kernel's
-  // schedule), cluster shape and CTA swizzle that cuBLASLt accepts within the workspace without
-  // split-K. The heuristic ranks one configuration per tile; cuBLAS's own pick is often another.
-  auto add_checked = [&](const cublasLtMatmulAlgo_t& v) {
-    cublasLtMatmulHeuristicResult_t check{};
-    if (cublasLtMatmulAlgoCheck(handle_, plan->op, plan->a, plan->b, plan->c, plan->c, &v,
-                                &check) == CUBLAS_STATUS_SUCCESS &&
-        check.workspaceSize <= workspace_bytes_ && algo_split_k(v) == 1) {
-      add_algo(v);
-    }
-  };
-  std::vector<cublasLtMatmulAlgo_t> templates;  // the first result of each (algo, tile, stages)
-  for (const auto& r : found) {
-    const GemmChoice c = describe_algo(r.algo);
-    const bool seen = std::any_of(templates.begin(), templates.end(), [&](const auto& t) {
-      const GemmChoice d = describe_algo(t);
-      return d.algo_id == c.algo_id && d.tile_id == c.tile_id && d.stages_id == c.stages_id;
-    });
-    if (!seen && templates.size() < kTileTemplates) templates.push_back(r.algo);
-  }
-  for (const cublasLtMatmulAlgo_t& t : templates) {
-    int32_t custom_max = 0;
-    uint32_t swizzle_support = 0;
-    size_t written = 0;
-    cublasLtMatmulAlgoCapGetAttribute(&t, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX, &custom_max,
-                                      sizeof(custom_max), &written);
-    cublasLtMatmulAlgoCapGetAttribute(&t, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT,
-                                      &swizzle_support, sizeof(swizzle_support), &written);
-    const uint16_t clusters[] = {CUBLASLT_CLUSTER_SHAPE_1x1x1, CUBLASLT_CLUSTER_SHAPE_2x1x1,
-                                 CUBLASLT_CLUSTER_SHAPE_1x2x1};
-    for (int32_t option = 0; option <= std::min(custom_max, kMaxCustomOption); ++option) {
-      for (uint32_t swizzle = 0; swizzle <= (swizzle_support ? 1u : 0u); ++swizzle) {
-        for (uint16_t cluster : clusters) {
-          cublasLtMatmulAlgo_t v = t;
-          if (cublasLtMatmulAlgoConfigSetAttribute(&v, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION,
-                                                   &option, sizeof(option)) ==
-                  CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatmulAlgoConfigSetAttribute(&v, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING,
-                                                   &swizzle, sizeof(swizzle)) ==
-                  CUBLAS_STATUS_SUCCESS &&
-              cublasLtMatmulAlgoConfigSetAttribute(&v, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID,
-                                                   &cluster, sizeof(cluster)) ==
-                  CUBLAS_STATUS_SUCCESS) {
-            add_checked(v);
-          }
-        }
-      }
-    }
-  }
-
   const float alpha = 1.0f, beta = s.accumulate ? 1.0f : 0.0f;
   auto launch = [&](const cublasLtMatmulAlgo_t& algo) {
     return cublasLtMatmul(handle_, plan->op, &alpha, w, plan->a, x, plan->b, &beta, y, plan->c,
@@ -248,20 +175,17 @@ LtGemm::Plan& LtGemm::plan_for(const GemmShape& s, const void* x, const void* w,
   double best_ms = 0.0;
   int timed = 0;
   // Timing writes Y, so a shape that accumulates into Y keeps the heuristic's first choice.
-  if (candidates.size() > 1 && !s.accumulate) {
+  if (found.size() > 1 && !s.accumulate) {
     cudaEvent_t start = nullptr, stop = nullptr;
     check_cuda(cudaEventCreate(&start), "event");
     check_cuda(cudaEventCreate(&stop), "event");
     // Screen: one warm-up run (it loads the kernel), then one timed run.
     std::vector<std::pair<float, size_t>> screened;
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      std::vector<float> times;
-      for (int rep = 0; rep < 2; ++rep) {
-        const float ms = time_once([&] { return launch(candidates[i]); }, start, stop, stream);
-        if (ms < 0.0f) break;
-        if (rep > 0) times.push_back(ms);
-      }
-      if (times.size() == 1) screened.emplace_back(times.front(), i);
+    for (size_t i = 0; i < found.size(); ++i) {
+      auto run_i = [&] { return launch(found[i].algo); };
+      if (time_once(run_i, start, stop, stream) < 0.0f) continue;
+      const float ms = time_once(run_i, start, stop, stream);
+      if (ms >= 0.0f) screened.emplace_back(ms, i);
     }
     require(!screened.empty(), "no GEMM candidate ran for m=" + std::to_string(s.m) +
                                    " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k));
@@ -278,7 +202,7 @@ LtGemm::Plan& LtGemm::plan_for(const GemmShape& s, const void* x, const void* w,
     for (int round = 0; round < kFinalRounds; ++round) {
       for (size_t f = 0; f < finalists.size(); ++f) {
         const float ms =
-            time_once([&] { return launch(candidates[finalists[f]]); }, start, stop, stream);
+            time_once([&] { return launch(found[finalists[f]].algo); }, start, stop, stream);
         rounds[f].push_back(ms < 0.0f ? std::numeric_limits<float>::infinity() : ms);
       }
     }
@@ -291,7 +215,7 @@ LtGemm::Plan& LtGemm::plan_for(const GemmShape& s, const void* x, const void* w,
       if (ms < best_ms) best_ms = ms, best = finalists[f];
     }
   }
-  plan->algo = candidates[best];
+  plan->algo = found[best].algo;
   plan->choice = describe_algo(plan->algo);
   plan->choice.timed = timed;
   plan->choice.ms = best_ms;
@@ -302,7 +226,6 @@ void LtGemm::run(const GemmShape& s, const void* x, const void* w, const void* b
                  cudaStream_t stream) {
   require(s.m > 0 && s.n > 0 && s.k > 0, "empty shape");
   require(s.n % 8 == 0 && s.k % 8 == 0, "n and k must be multiples of 8");
-  require(s.m <= INT32_MAX && s.n <= INT32_MAX && s.k <= INT32_MAX, "dimensions beyond int32");
   require((s.ldx == 0 || (s.ldx >= s.k && s.ldx % 8 == 0)) &&
               (s.ldy == 0 || (s.ldy >= s.n && s.ldy % 8 == 0)),
           "row strides must cover the row and be multiples of 8");

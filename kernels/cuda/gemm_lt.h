@@ -2,10 +2,8 @@
 // Candidate GEMMs on the GPU through cuBLASLt: Y = X·Wᵀ (+ bias) (+ Y when accumulate), bf16
 // operands, fp32 accumulation and scale, row-major X (M×K), W (N×K, nn.Linear's layout) and Y
 // (M×N). One algorithm is chosen per shape on first use and then reused with a fixed workspace:
-// cuBLASLt's heuristic candidates without split-K and, for each tile shape among them, every
-// custom option, cluster shape and CTA swizzle cuBLASLt accepts; each is timed once, the close
-// ones again over interleaved rounds. Results are bitwise repeatable on one GPU model and cuBLAS
-// version.
+// cuBLASLt's heuristic candidates without split-K, each timed once, the close ones again over
+// interleaved rounds. Results are bitwise repeatable on one GPU model and cuBLAS version.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
