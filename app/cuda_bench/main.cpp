@@ -61,6 +61,23 @@ double median_ms(const std::function<void()>& fn, int repeats, int warmup = 1) {
   return times[times.size() / 2];
 }
 
+// Medians of `repeats` timed runs of each of `fns`, taken in interleaved rounds (each once a
+// round) after one untimed run of each, so that clocks and cache state favour none of them.
+std::vector<double> interleaved_median_ms(const std::vector<std::function<void()>>& fns,
+                                          int repeats) {
+  for (const auto& fn : fns) fn();
+  std::vector<std::vector<double>> times(fns.size());
+  for (int i = 0; i < repeats; ++i) {
+    for (size_t f = 0; f < fns.size(); ++f) times[f].push_back(median_ms(fns[f], 1, 0));
+  }
+  std::vector<double> medians;
+  for (auto& t : times) {
+    std::sort(t.begin(), t.end());
+    medians.push_back(t[t.size() / 2]);
+  }
+  return medians;
+}
+
 struct Row;
 void full_call_rows(const std::string& contract_path, int64_t text_tokens, int repeats,
                     const std::vector<std::string>& variants, std::vector<Row>& rows);
@@ -172,19 +189,27 @@ int main(int argc, char** argv) {
                                               f.config.qk_norm_eps};
     using kernels::cuda::AttentionSchedule;
     using kernels::cuda::Rounding;
-    const std::vector<std::tuple<AttentionSchedule, Rounding, int, const char*>> configs = {
-        {AttentionSchedule::pingpong_overlapped, Rounding::provider_fused_norm, 176,
+    struct Config {
+      AttentionSchedule schedule;
+      Rounding rounding;
+      int key_tile, cluster;
+      const char* name;
+    };
+    const std::vector<Config> configs = {
+        {AttentionSchedule::pingpong_overlapped, Rounding::provider_fused_norm, 176, 1,
          "pingpong-overlapped/176, default"},
-        {AttentionSchedule::pingpong, Rounding::provider_fused_norm, 176, "pingpong/176"},
-        {AttentionSchedule::pingpong_overlapped, Rounding::provider_fused_norm, 128,
+        {AttentionSchedule::pingpong_overlapped, Rounding::provider_fused_norm, 176, 2,
+         "pingpong-overlapped/176 x2"},
+        {AttentionSchedule::pingpong, Rounding::provider_fused_norm, 176, 1, "pingpong/176"},
+        {AttentionSchedule::pingpong_overlapped, Rounding::provider_fused_norm, 128, 1,
          "pingpong-overlapped/128"},
-        {AttentionSchedule::batched, Rounding::provider_fused_norm, 176, "batched/176"},
-        {AttentionSchedule::serial, Rounding::provider_fused_norm, 176, "serial/176"},
-        {AttentionSchedule::serial, Rounding::provider_fused_norm, 128, "serial/128"},
-        {AttentionSchedule::pingpong_overlapped, Rounding::once, 176,
+        {AttentionSchedule::batched, Rounding::provider_fused_norm, 176, 1, "batched/176"},
+        {AttentionSchedule::serial, Rounding::provider_fused_norm, 176, 1, "serial/176"},
+        {AttentionSchedule::serial, Rounding::provider_fused_norm, 128, 1, "serial/128"},
+        {AttentionSchedule::pingpong_overlapped, Rounding::once, 176, 1,
          "pingpong-overlapped/176, rounding once"}};
-    for (const auto& [schedule, rounding, key_tile, name] : configs) {
-      kernels::cuda::CandidateBlock block({schedule, rounding, false, key_tile});
+    for (const auto& [schedule, rounding, key_tile, cluster, name] : configs) {
+      kernels::cuda::CandidateBlock block({schedule, rounding, false, key_tile, cluster});
       at::Tensor out;
       Row r;
       r.what = std::string("block candidate (") + name + ")";
@@ -198,16 +223,17 @@ int main(int argc, char** argv) {
     }
     // Where the candidate's time goes (first configuration).
     kernels::cuda::CandidateBlock profiled(
-        {std::get<0>(configs[0]), std::get<1>(configs[0]), true, std::get<2>(configs[0])});
+        {configs[0].schedule, configs[0].rounding, true, configs[0].key_tile, configs[0].cluster});
     profiled.forward(cw, f.x, cctx);
     profiled.forward(cw, f.x, cctx);
-    std::printf("candidate stages (%s):\n", std::get<3>(configs[0]));
+    std::printf("candidate stages (%s):\n", configs[0].name);
     for (const auto& [stage, ms] : profiled.last_profile()) {
       std::printf("  %-40s %8.3f ms\n", stage.c_str(), ms);
     }
   }
 
-  // The block's GEMMs alone: at::linear (the provider) against the candidate's cuBLASLt plans.
+  // The block's GEMMs alone: at::linear (the provider) against the candidate's cuBLASLt plans,
+  // timed in interleaved rounds after the candidate's search has run.
   if (!skip_block) {
     const int64_t s = shape.rows, c = shape.hidden, inner = shape.heads * 128, ff = shape.ffn;
     kernels::cuda::LtGemm lt;
@@ -217,17 +243,20 @@ int main(int argc, char** argv) {
       at::Tensor x = at::randn({s, k}, f.x.options()), w = at::randn({n, k}, f.x.options());
       at::Tensor y = at::empty({s, n}, f.x.options());
       const double flops = 2.0 * s * n * k;
+      const kernels::cuda::GemmShape gs{s, n, k};
+      const std::vector<double> ms = interleaved_median_ms(
+          {[&] { at::linear(x, w); },
+           [&] { lt.run(gs, x.data_ptr(), w.data_ptr(), nullptr, y.data_ptr(), stream); }},
+          std::max(repeats, 7));
       Row p;
       p.what = std::string("gemm ") + name + " provider (at::linear)";
-      p.ms = median_ms([&] { at::linear(x, w); }, repeats);
+      p.ms = ms[0];
       p.tflops = flops / (p.ms * 1e9);
       p.ratio = 1.0;
       rows.push_back(p);
       Row r;
       r.what = std::string("gemm ") + name + " candidate (cuBLASLt)";
-      const kernels::cuda::GemmShape gs{s, n, k};
-      r.ms = median_ms([&] { lt.run(gs, x.data_ptr(), w.data_ptr(), nullptr, y.data_ptr(), stream); },
-                       repeats);
+      r.ms = ms[1];
       r.tflops = flops / (r.ms * 1e9);
       r.ratio = r.ms / p.ms;
       r.rel_l2 = rel_l2(y, at::linear(x, w));
@@ -256,24 +285,28 @@ int main(int argc, char** argv) {
     rows.push_back(sdpa);
     const at::Tensor ref_rows = ref.squeeze(0).permute({1, 0, 2}).reshape({s, inner});
     using kernels::cuda::AttentionSchedule;
-    for (auto [schedule, key_tile, name] :
-         {std::tuple{AttentionSchedule::serial, 176, "serial/176"},
-          std::tuple{AttentionSchedule::serial, 128, "serial/128"},
-          std::tuple{AttentionSchedule::pingpong, 176, "pingpong/176"},
-          std::tuple{AttentionSchedule::pingpong_overlapped, 176, "pingpong-overlapped/176"},
-          std::tuple{AttentionSchedule::pingpong_overlapped, 128, "pingpong-overlapped/128"},
-          std::tuple{AttentionSchedule::batched, 176, "batched/176"},
-          std::tuple{AttentionSchedule::overlapped, 176, "overlapped/176"}}) {
+    for (auto [schedule, key_tile, cluster, name] :
+         {std::tuple{AttentionSchedule::serial, 176, 1, "serial/176"},
+          std::tuple{AttentionSchedule::serial, 128, 1, "serial/128"},
+          std::tuple{AttentionSchedule::pingpong, 176, 1, "pingpong/176"},
+          std::tuple{AttentionSchedule::pingpong, 176, 2, "pingpong/176 x2"},
+          std::tuple{AttentionSchedule::pingpong_overlapped, 176, 1, "pingpong-overlapped/176"},
+          std::tuple{AttentionSchedule::pingpong_overlapped, 176, 2, "pingpong-overlapped/176 x2"},
+          std::tuple{AttentionSchedule::pingpong_overlapped, 128, 1, "pingpong-overlapped/128"},
+          std::tuple{AttentionSchedule::pingpong_overlapped, 128, 2, "pingpong-overlapped/128 x2"},
+          std::tuple{AttentionSchedule::batched, 176, 1, "batched/176"},
+          std::tuple{AttentionSchedule::batched, 176, 2, "batched/176 x2"},
+          std::tuple{AttentionSchedule::overlapped, 176, 1, "overlapped/176"}}) {
       at::Tensor out = at::empty({s, inner}, f.x.options());
       const auto a = kernels::cuda::fused_qkv_attention(qkv.data_ptr(), out.data_ptr(),
                                                         static_cast<int>(s), static_cast<int>(h));
       cudaStream_t stream = at::cuda::getCurrentCUDAStream();
       Row r;
       r.what = std::string("attention candidate (") + name + data + ")";
-      r.ms = median_ms([&] { kernels::cuda::attention_bf16(a, schedule, stream, key_tile); },
-                       repeats);
+      r.ms = median_ms(
+          [&] { kernels::cuda::attention_bf16(a, schedule, stream, key_tile, cluster); }, repeats);
       const at::Tensor first = out.clone();
-      kernels::cuda::attention_bf16(a, schedule, stream, key_tile);
+      kernels::cuda::attention_bf16(a, schedule, stream, key_tile, cluster);
       r.repeatable = at::equal(first, out);
       r.tflops = f.attention_flops() / (r.ms * 1e9);
       r.ratio = r.ms / sdpa.ms;

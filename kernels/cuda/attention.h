@@ -35,13 +35,22 @@ enum class AttentionSchedule {
                         // PV(n−1) is still in flight (FlashAttention-3's two overlaps together)
 };
 
+// What the candidate runs (the fused block, the per-group OpSet and the CUDA plugin): the
+// fastest measured configuration at the released widths (docs/benchmarks.md).
+inline constexpr AttentionSchedule kDefaultAttentionSchedule =
+    AttentionSchedule::pingpong_overlapped;
+inline constexpr int kDefaultAttentionKeyTile = 176;
+inline constexpr int kDefaultAttentionCluster = 1;
+
 // "serial", "overlapped", "batched", "pingpong" or "pingpong-overlapped".
 const char* attention_schedule_name(AttentionSchedule schedule);
 
-// Runs on `stream` with key tiles of `key_tile` rows (128 or 176); throws
-// std::invalid_argument for unsupported shapes or alignments and std::runtime_error for CUDA
-// failures. Deterministic: fixed key order, no atomics.
+// Runs on `stream` with key tiles of `key_tile` rows (128 or 176), in thread-block clusters of
+// `cluster` CTAs (1 or 2; 2: two neighbouring query tiles share every K/V load through TMA
+// multicast). Throws std::invalid_argument for unsupported shapes or alignments and
+// std::runtime_error for CUDA failures. Deterministic: fixed key order, no atomics; the cluster
+// size changes where tiles are loaded from, not the result.
 void attention_bf16(const AttentionArgs& args, AttentionSchedule schedule, cudaStream_t stream,
-                    int key_tile = 128);
+                    int key_tile = 128, int cluster = 1);
 
 }  // namespace h3p::kernels::cuda

@@ -1,7 +1,9 @@
 // Hopper attention: one CTA per (128 query rows, head); a producer warpgroup streams K and V
-// tiles of 128 keys through a two-stage ring with TMA; two consumer warpgroups of 64 query rows
-// each run QKᵀ and PV on wgmma (Q and K from shared memory, P from registers, V read MN-major)
-// with an fp32 online softmax in base 2.
+// tiles of 128 or 176 keys through a ring of stages with TMA; two consumer warpgroups of 64
+// query rows each run QKᵀ and PV on wgmma (Q and K from shared memory, P from registers, V read
+// MN-major) with an fp32 online softmax in base 2. With clusters of two CTAs (neighbouring query
+// tiles of one head), each CTA loads one 64-channel half of every K and V tile and multicasts it
+// to both: the pair reads each tile from L2 once instead of twice.
 #include <cuda.h>
 #include <cuda_bf16.h>
 
@@ -119,10 +121,17 @@ __device__ __forceinline__ void pack_probabilities(const float (&s)[kN / 2],
   }
 }
 
-// A consumer warp is done with a K/V stage: one arrival per warp.
+// A consumer warp is done with a K/V stage: one arrival per warp on the stage's barrier in
+// every CTA of the cluster (lane r arrives on CTA r's), since each of them writes into it.
+template <int kCluster>
 __device__ __forceinline__ void release_stage(uint64_t* empty) {
   __syncwarp();
-  if (threadIdx.x % 32 == 0) mbar_arrive(empty);
+  const uint32_t lane = threadIdx.x % 32;
+  if constexpr (kCluster == 1) {
+    if (lane == 0) mbar_arrive(empty);
+  } else {
+    if (lane < kCluster) mbar_arrive_cluster(empty, lane);
+  }
 }
 
 __device__ __forceinline__ void rescale(float (&o)[64], const float (&alpha)[2]) {
@@ -169,7 +178,7 @@ __device__ __forceinline__ void issue_pv(float (&o)[64], uint32_t (&p)[kN / 4],
   for (int i = 0; i < 64; ++i) fence_register(o[i]);
 }
 
-template <AttentionSchedule kSchedule, int kN>
+template <AttentionSchedule kSchedule, int kN, int kCluster>
 __global__ void __launch_bounds__(kThreads, 1)
     attention_kernel(const __grid_constant__ CUtensorMap q_map,
                      const __grid_constant__ CUtensorMap k_map,
@@ -188,12 +197,17 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int i = 0; i < kStages; ++i) {
       mbar_init(&sh.k_full[i], 1);
       mbar_init(&sh.v_full[i], 1);
-      mbar_init(&sh.k_empty[i], 8);  // one arrival per consumer warp
-      mbar_init(&sh.v_empty[i], 8);
+      mbar_init(&sh.k_empty[i], 8 * kCluster);  // one arrival per consumer warp of the cluster
+      mbar_init(&sh.v_empty[i], 8 * kCluster);
     }
     mbar_fence_init();
   }
-  __syncthreads();
+  // Each CTA of a cluster writes into the others' stages: all barriers exist before any load.
+  if constexpr (kCluster > 1) {
+    cluster_sync();
+  } else {
+    __syncthreads();
+  }
 
   if (warpgroup == 0) {  // producer
     regs_decrease<24>();
@@ -201,22 +215,42 @@ __global__ void __launch_bounds__(kThreads, 1)
       tma_prefetch_descriptor(&q_map);
       tma_prefetch_descriptor(&k_map);
       tma_prefetch_descriptor(&v_map);
+      // A cluster's padding tile (past the last query row) loads the last real tile's rows
+      // instead, so that no box lies wholly outside the tensor; it stores nothing.
+      const int q_row0 = min(m_tile, (seq_q - 1) / kBlockM) * kBlockM;
       mbar_arrive_expect_tx(&sh.q_full, Tile<kBlockM>::kBytes);
-      tma_load_3d(sh.q.half[0], &q_map, &sh.q_full, 0, head, m_tile * kBlockM);
-      tma_load_3d(sh.q.half[1], &q_map, &sh.q_full, kHalf, head, m_tile * kBlockM);
+      tma_load_3d(sh.q.half[0], &q_map, &sh.q_full, 0, head, q_row0);
+      tma_load_3d(sh.q.half[1], &q_map, &sh.q_full, kHalf, head, q_row0);
+      // A stage is refilled once every consumer warp of the cluster has released it; each
+      // CTA's full barrier expects the whole tile, half of it from each CTA of a cluster.
+      auto load = [&](Tile<kN>& tile, const CUtensorMap* map, uint64_t* full, uint64_t* empty,
+                      int n, uint32_t freed) {
+        if (n >= kStages) {
+          if constexpr (kCluster > 1) {
+            mbar_wait_cluster(empty, freed);
+          } else {
+            mbar_wait(empty, freed);
+          }
+        }
+        mbar_arrive_expect_tx(full, Tile<kN>::kBytes);
+        if constexpr (kCluster == 1) {
+          tma_load_3d(tile.half[0], map, full, 0, head, n * kN);
+          tma_load_3d(tile.half[1], map, full, kHalf, head, n * kN);
+        } else {
+          const uint32_t rank = cluster_cta_rank();
+          tma_load_3d_multicast(tile.half[rank], map, full, static_cast<int>(rank) * kHalf, head,
+                                n * kN, static_cast<uint16_t>((1u << kCluster) - 1));
+        }
+      };
       for (int n = 0; n < tiles; ++n) {
         const int stage = n % kStages;
         const uint32_t freed = ((n / kStages) & 1) ^ 1;  // the previous use's release
-        if (n >= kStages) mbar_wait(&sh.k_empty[stage], freed);
-        mbar_arrive_expect_tx(&sh.k_full[stage], Tile<kN>::kBytes);
-        tma_load_3d(sh.k[stage].half[0], &k_map, &sh.k_full[stage], 0, head, n * kN);
-        tma_load_3d(sh.k[stage].half[1], &k_map, &sh.k_full[stage], kHalf, head, n * kN);
-        if (n >= kStages) mbar_wait(&sh.v_empty[stage], freed);
-        mbar_arrive_expect_tx(&sh.v_full[stage], Tile<kN>::kBytes);
-        tma_load_3d(sh.v[stage].half[0], &v_map, &sh.v_full[stage], 0, head, n * kN);
-        tma_load_3d(sh.v[stage].half[1], &v_map, &sh.v_full[stage], kHalf, head, n * kN);
+        load(sh.k[stage], &k_map, &sh.k_full[stage], &sh.k_empty[stage], n, freed);
+        load(sh.v[stage], &v_map, &sh.v_full[stage], &sh.v_empty[stage], n, freed);
       }
     }
+    // The other CTAs still arrive on this one's barriers until their last tile.
+    if constexpr (kCluster > 1) cluster_sync();
     return;
   }
 
@@ -238,7 +272,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_wait(&sh.k_full[stage], phase);
       issue_qk(s, sh.q, sh.k[stage], row0);
       wgmma_wait<0>();
-      release_stage(&sh.k_empty[stage]);
+      release_stage<kCluster>(&sh.k_empty[stage]);
       online_softmax<kN>(s, state, alpha, n, seq_kv, scale_log2);
       pack_probabilities<kN>(s, p);
       rescale(o, alpha);
@@ -247,7 +281,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma_wait<0>();
 #pragma unroll
       for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
-      release_stage(&sh.v_empty[stage]);
+      release_stage<kCluster>(&sh.v_empty[stage]);
     }
   } else {
     // Steps 0..tiles: step n issues QKᵀ(n) (n < tiles) and PV(n−1) (n > 0). With pingpong the
@@ -272,7 +306,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     issue_qk(s, sh.q, sh.k[0], row0);
     pass_turn(tiles == 0);
     wgmma_wait<0>();
-    release_stage(&sh.k_empty[0]);
+    release_stage<kCluster>(&sh.k_empty[0]);
     online_softmax<kN>(s, state, alpha, 0, seq_kv, scale_log2);
     pack_probabilities<kN>(s, p);
     for (int n = 1; n < tiles; ++n) {
@@ -288,17 +322,17 @@ __global__ void __launch_bounds__(kThreads, 1)
         wgmma_wait<0>();  // both GEMMs done, then the softmax
 #pragma unroll
         for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
-        release_stage(&sh.k_empty[stage]);
-        release_stage(&sh.v_empty[prev]);
+        release_stage<kCluster>(&sh.k_empty[stage]);
+        release_stage<kCluster>(&sh.v_empty[prev]);
         online_softmax<kN>(s, state, alpha, n, seq_kv, scale_log2);
       } else {
         wgmma_wait<1>();  // QKᵀ(n) done, PV(n−1) may still run
-        release_stage(&sh.k_empty[stage]);
+        release_stage<kCluster>(&sh.k_empty[stage]);
         online_softmax<kN>(s, state, alpha, n, seq_kv, scale_log2);
         wgmma_wait<0>();
 #pragma unroll
         for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
-        release_stage(&sh.v_empty[prev]);
+        release_stage<kCluster>(&sh.v_empty[prev]);
       }
       rescale(o, alpha);
       pack_probabilities<kN>(s, p);
@@ -311,7 +345,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
-    release_stage(&sh.v_empty[last]);
+    release_stage<kCluster>(&sh.v_empty[last]);
   }
 
   // Epilogue: finish the row sums across the four lanes of a row, normalise, store bf16.
@@ -336,40 +370,61 @@ __global__ void __launch_bounds__(kThreads, 1)
           pack_bf16(o[4 * j + 2 * r] * inv[r], o[4 * j + 2 * r + 1] * inv[r]);
     }
   }
+  if constexpr (kCluster > 1) cluster_sync();
 }
 
 void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("attention_bf16: " + what);
 }
 
-template <AttentionSchedule kSchedule, int kN>
+template <AttentionSchedule kSchedule, int kN, int kCluster>
 void launch(const AttentionArgs& a, cudaStream_t stream) {
   const CUtensorMap q_map = sm90::head_tile_map(a.q, a.seq_q, a.heads, a.q_row_stride, kBlockM);
   const CUtensorMap k_map = sm90::head_tile_map(a.k, a.seq_kv, a.heads, a.k_row_stride, kN);
   const CUtensorMap v_map = sm90::head_tile_map(a.v, a.seq_kv, a.heads, a.v_row_stride, kN);
-  auto kernel = attention_kernel<kSchedule, kN>;
+  auto kernel = attention_kernel<kSchedule, kN, kCluster>;
   check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(kSharedBytes<kN>)),
              "attention_bf16: shared memory attribute");
-  const dim3 grid((a.seq_q + kBlockM - 1) / kBlockM, a.heads);
+  // A cluster's CTAs take neighbouring query tiles of one head; a padding tile past the last
+  // query row loads and multicasts its K/V halves like the others and stores nothing.
+  const int m_tiles = (a.seq_q + kBlockM - 1) / kBlockM;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3((m_tiles + kCluster - 1) / kCluster * kCluster, a.heads);
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = kSharedBytes<kN>;
+  config.stream = stream;
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = kCluster;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  config.attrs = &cluster;
+  config.numAttrs = kCluster > 1 ? 1 : 0;
   const float scale_log2 = a.scale * static_cast<float>(M_LOG2E);
-  kernel<<<grid, kThreads, kSharedBytes<kN>, stream>>>(
-      q_map, k_map, v_map, static_cast<__nv_bfloat16*>(a.out), a.out_row_stride, a.seq_q,
-      a.seq_kv, scale_log2);
-  check_cuda(cudaGetLastError(), "attention_bf16: launch");
+  check_cuda(cudaLaunchKernelEx(&config, kernel, q_map, k_map, v_map,
+                                static_cast<__nv_bfloat16*>(a.out), a.out_row_stride, a.seq_q,
+                                a.seq_kv, scale_log2),
+             "attention_bf16: launch");
 }
 
-template <int kN>
+template <int kN, int kCluster>
 void launch_schedule(const AttentionArgs& a, AttentionSchedule schedule, cudaStream_t stream) {
   switch (schedule) {
-    case AttentionSchedule::serial: launch<AttentionSchedule::serial, kN>(a, stream); break;
-    case AttentionSchedule::overlapped:
-      launch<AttentionSchedule::overlapped, kN>(a, stream);
+    case AttentionSchedule::serial:
+      launch<AttentionSchedule::serial, kN, kCluster>(a, stream);
       break;
-    case AttentionSchedule::pingpong: launch<AttentionSchedule::pingpong, kN>(a, stream); break;
-    case AttentionSchedule::batched: launch<AttentionSchedule::batched, kN>(a, stream); break;
+    case AttentionSchedule::overlapped:
+      launch<AttentionSchedule::overlapped, kN, kCluster>(a, stream);
+      break;
+    case AttentionSchedule::pingpong:
+      launch<AttentionSchedule::pingpong, kN, kCluster>(a, stream);
+      break;
+    case AttentionSchedule::batched:
+      launch<AttentionSchedule::batched, kN, kCluster>(a, stream);
+      break;
     case AttentionSchedule::pingpong_overlapped:
-      launch<AttentionSchedule::pingpong_overlapped, kN>(a, stream);
+      launch<AttentionSchedule::pingpong_overlapped, kN, kCluster>(a, stream);
       break;
   }
 }
@@ -404,7 +459,7 @@ AttentionArgs fused_qkv_attention(const void* qkv, void* out, int rows, int head
 }
 
 void attention_bf16(const AttentionArgs& a, AttentionSchedule schedule, cudaStream_t stream,
-                    int key_tile) {
+                    int key_tile, int cluster) {
   require(a.head_dim == kHeadDim, "head_dim must be 128, got " + std::to_string(a.head_dim));
   require(a.seq_q > 0 && a.seq_kv > 0 && a.heads > 0, "empty shape");
   require(a.heads <= 65535, "too many heads");
@@ -418,10 +473,18 @@ void attention_bf16(const AttentionArgs& a, AttentionSchedule schedule, cudaStre
   }
   require(key_tile == 128 || key_tile == 176,
           "key tiles of 128 or 176 rows, got " + std::to_string(key_tile));
+  require(cluster == 1 || cluster == 2,
+          "clusters of 1 or 2 CTAs, got " + std::to_string(cluster));
   if (key_tile == 128) {
-    launch_schedule<128>(a, schedule, stream);
+    if (cluster == 1) {
+      launch_schedule<128, 1>(a, schedule, stream);
+    } else {
+      launch_schedule<128, 2>(a, schedule, stream);
+    }
+  } else if (cluster == 1) {
+    launch_schedule<176, 1>(a, schedule, stream);
   } else {
-    launch_schedule<176>(a, schedule, stream);
+    launch_schedule<176, 2>(a, schedule, stream);
   }
 }
 

@@ -132,7 +132,7 @@ at::Tensor CandidateBlock::forward(const CandidateBlockWeights& w, const at::Ten
   at::Tensor o = at::empty({rows, inner}, bf16);
   const auto a = fused_qkv_attention(qkv.data_ptr(), o.data_ptr(), static_cast<int>(rows),
                                      static_cast<int>(heads));
-  attention_bf16(a, options_.schedule, stream, options_.key_tile);
+  attention_bf16(a, options_.schedule, stream, options_.key_tile, options_.attention_cluster);
   mark("attention", stream);
   at::Tensor y = at::empty({rows, hidden}, bf16);
   gemm_.run({rows, hidden, inner}, o.data_ptr(), w.out.data_ptr(), nullptr, y.data_ptr(), stream);

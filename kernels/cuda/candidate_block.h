@@ -41,10 +41,11 @@ struct CandidateBlockContext {
 };
 
 struct CandidateBlockOptions {
-  AttentionSchedule schedule = AttentionSchedule::pingpong_overlapped;
+  AttentionSchedule schedule = kDefaultAttentionSchedule;
   Rounding rounding = Rounding::provider_fused_norm;
   bool profile = false;  // record the time of every stage (adds events, no synchronisation)
-  int key_tile = 176;    // attention key rows per pipeline stage (128 or 176)
+  int key_tile = kDefaultAttentionKeyTile;  // attention key rows per pipeline stage (128, 176)
+  int attention_cluster = kDefaultAttentionCluster;  // CTAs sharing each K/V load (1 or 2)
 };
 
 class CandidateBlock {

@@ -23,8 +23,6 @@ namespace {
 
 // The fused block's defaults (CandidateBlockOptions): what every group runs here.
 constexpr Rounding kRounding = Rounding::provider_fused_norm;
-constexpr AttentionSchedule kSchedule = AttentionSchedule::pingpong_overlapped;
-constexpr int kKeyTile = 176;
 
 [[noreturn]] void fail(const char* op, const std::string& what) {
   throw InputError(std::string("candidate ") + op + " (CUDA): " + what);
@@ -126,7 +124,8 @@ class CandidateGroupOps final : public ops::OpSet {
     a.heads = static_cast<int>(heads);
     a.head_dim = static_cast<int>(d);
     a.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-    launch(op, [&] { attention_bf16(a, kSchedule, stream(), kKeyTile); });
+    launch(op, [&] { attention_bf16(a, kDefaultAttentionSchedule, stream(), kDefaultAttentionKeyTile,
+                                   kDefaultAttentionCluster); });
     return out;
   }
 

@@ -106,7 +106,8 @@ int32_t attention(const H3pCall* call, const DLTensor* q, const DLTensor* k, con
     a.heads = static_cast<int>(h);
     a.head_dim = static_cast<int>(d);
     a.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-    cuda::attention_bf16(a, cuda::AttentionSchedule::pingpong_overlapped, stream_of(call), 176);
+    cuda::attention_bf16(a, cuda::kDefaultAttentionSchedule, stream_of(call),
+                         cuda::kDefaultAttentionKeyTile, cuda::kDefaultAttentionCluster);
   });
 }
 

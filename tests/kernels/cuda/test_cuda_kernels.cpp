@@ -101,8 +101,21 @@ void test_attention() {
       const at::Tensor first = out.clone();
       kernels::cuda::attention_bf16(a, schedule, stream(), key_tile);
       expect(at::equal(first, out), name + " bitwise repeatable");
+      // Pairs of CTAs sharing K/V through multicast (an odd tile count pads the last pair).
+      out.fill_(NAN);
+      kernels::cuda::attention_bf16(a, schedule, stream(), key_tile, 2);
+      expect(at::equal(first, out), name + " in clusters of 2: bitwise the same");
     }
   }
+  bool refused_cluster = false;
+  try {
+    at::Tensor qkv = at::randn({8, 3 * 128}, kBf16), out = at::empty({8, 128}, kBf16);
+    const auto a = kernels::cuda::fused_qkv_attention(qkv.data_ptr(), out.data_ptr(), 8, 1);
+    kernels::cuda::attention_bf16(a, kernels::cuda::AttentionSchedule::serial, stream(), 128, 4);
+  } catch (const std::invalid_argument&) {
+    refused_cluster = true;
+  }
+  expect(refused_cluster, "attention refuses clusters of 4");
   bool refused = false;
   try {
     kernels::cuda::AttentionArgs a;
