@@ -225,13 +225,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // CTA's full barrier expects the whole tile, half of it from each CTA of a cluster.
       auto load = [&](Tile<kN>& tile, const CUtensorMap* map, uint64_t* full, uint64_t* empty,
                       int n, uint32_t freed) {
-        if (n >= kStages) {
-          if constexpr (kCluster > 1) {
-            mbar_wait_cluster(empty, freed);
-          } else {
-            mbar_wait(empty, freed);
-          }
-        }
+        if (n >= kStages) mbar_wait<(kCluster > 1)>(empty, freed);
         mbar_arrive_expect_tx(full, Tile<kN>::kBytes);
         if constexpr (kCluster == 1) {
           tma_load_3d(tile.half[0], map, full, 0, head, n * kN);
