@@ -226,6 +226,7 @@ void LtGemm::run(const GemmShape& s, const void* x, const void* w, const void* b
                  cudaStream_t stream) {
   require(s.m > 0 && s.n > 0 && s.k > 0, "empty shape");
   require(s.n % 8 == 0 && s.k % 8 == 0, "n and k must be multiples of 8");
+  require(s.m <= INT32_MAX && s.n <= INT32_MAX && s.k <= INT32_MAX, "dimensions beyond int32");
   require((s.ldx == 0 || (s.ldx >= s.k && s.ldx % 8 == 0)) &&
               (s.ldy == 0 || (s.ldy >= s.n && s.ldy % 8 == 0)),
           "row strides must cover the row and be multiples of 8");

@@ -124,8 +124,10 @@ class CandidateGroupOps final : public ops::OpSet {
     a.heads = static_cast<int>(heads);
     a.head_dim = static_cast<int>(d);
     a.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-    launch(op, [&] { attention_bf16(a, kDefaultAttentionSchedule, stream(), kDefaultAttentionKeyTile,
-                                   kDefaultAttentionCluster); });
+    launch(op, [&] {
+      attention_bf16(a, kDefaultAttentionSchedule, stream(), kDefaultAttentionKeyTile,
+                     kDefaultAttentionCluster);
+    });
     return out;
   }
 
