@@ -200,6 +200,8 @@ int main(int argc, char** argv) {
          "pingpong-overlapped/176, default"},
         {AttentionSchedule::pingpong_overlapped, Rounding::provider_fused_norm, 176, 2,
          "pingpong-overlapped/176 x2"},
+        {AttentionSchedule::pingpong_early_rescale, Rounding::provider_fused_norm, 176, 1,
+         "pingpong-early-rescale/176"},
         {AttentionSchedule::pingpong, Rounding::provider_fused_norm, 176, 1, "pingpong/176"},
         {AttentionSchedule::pingpong_overlapped, Rounding::provider_fused_norm, 128, 1,
          "pingpong-overlapped/128"},
@@ -294,6 +296,9 @@ int main(int argc, char** argv) {
           std::tuple{AttentionSchedule::pingpong_overlapped, 176, 2, "pingpong-overlapped/176 x2"},
           std::tuple{AttentionSchedule::pingpong_overlapped, 128, 1, "pingpong-overlapped/128"},
           std::tuple{AttentionSchedule::pingpong_overlapped, 128, 2, "pingpong-overlapped/128 x2"},
+          std::tuple{AttentionSchedule::pingpong_early_rescale, 176, 1, "pingpong-early-rescale/176"},
+          std::tuple{AttentionSchedule::pingpong_early_rescale, 176, 2,
+                     "pingpong-early-rescale/176 x2"},
           std::tuple{AttentionSchedule::batched, 176, 1, "batched/176"},
           std::tuple{AttentionSchedule::batched, 176, 2, "batched/176 x2"},
           std::tuple{AttentionSchedule::overlapped, 176, 1, "overlapped/176"}}) {

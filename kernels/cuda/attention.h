@@ -33,6 +33,9 @@ enum class AttentionSchedule {
                // softmax runs under the other's GEMMs
   pingpong_overlapped,  // pingpong, and within each warpgroup softmax(n) runs while its own
                         // PV(n−1) is still in flight (FlashAttention-3's two overlaps together)
+  pingpong_early_rescale,  // pingpong_overlapped with the output rescaled under QKᵀ(n), between
+                           // the two issues, and skipped by warps whose factors are all 1
+                           // (bitwise the same output)
 };
 
 // What the candidate runs (the fused block, the per-group OpSet and the CUDA plugin): the
@@ -42,7 +45,8 @@ inline constexpr AttentionSchedule kDefaultAttentionSchedule =
 inline constexpr int kDefaultAttentionKeyTile = 176;
 inline constexpr int kDefaultAttentionCluster = 1;
 
-// "serial", "overlapped", "batched", "pingpong" or "pingpong-overlapped".
+// "serial", "overlapped", "batched", "pingpong", "pingpong-overlapped" or
+// "pingpong-early-rescale".
 const char* attention_schedule_name(AttentionSchedule schedule);
 
 // Runs on `stream` with key tiles of `key_tile` rows (128 or 176), in thread-block clusters of

@@ -134,7 +134,14 @@ __device__ __forceinline__ void release_stage(uint64_t* empty) {
   }
 }
 
+// Scales the output by the rows' factors. Once the running maxima settle most factors are
+// exactly 1; with kSkipUnit a warp whose rows all kept their maxima skips the multiply
+// (bitwise the same result).
+template <bool kSkipUnit>
 __device__ __forceinline__ void rescale(float (&o)[64], const float (&alpha)[2]) {
+  if constexpr (kSkipUnit) {
+    if (!__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) return;
+  }
 #pragma unroll
   for (int i = 0; i < 64; ++i) o[i] *= alpha[(i / 2) % 2];
 }
@@ -269,7 +276,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       release_stage<kCluster>(&sh.k_empty[stage]);
       online_softmax<kN>(s, state, alpha, n, seq_kv, scale_log2);
       pack_probabilities<kN>(s, p);
-      rescale(o, alpha);
+      rescale<false>(o, alpha);
       mbar_wait(&sh.v_full[stage], phase);
       issue_pv(o, p, sh.v[stage]);
       wgmma_wait<0>();
@@ -280,9 +287,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   } else {
     // Steps 0..tiles: step n issues QKᵀ(n) (n < tiles) and PV(n−1) (n > 0). With pingpong the
     // warpgroups take turns: each waits for its turn before issuing and hands the turn over
-    // right after, so the tensor cores alternate between them.
+    // right after, so the tensor cores alternate between them. The output is rescaled by
+    // softmax(n−1)'s factors before PV(n−1) is issued: at the end of step n−1, or with
+    // kEarlyRescale between step n's two issues, under QKᵀ(n).
+    constexpr bool kEarlyRescale = kSchedule == AttentionSchedule::pingpong_early_rescale;
     constexpr bool kPingpong = kSchedule == AttentionSchedule::pingpong ||
-                               kSchedule == AttentionSchedule::pingpong_overlapped;
+                               kSchedule == AttentionSchedule::pingpong_overlapped ||
+                               kEarlyRescale;
     const int me = warpgroup - 1;
     auto take_turn = [&] {
       if constexpr (kPingpong) named_barrier_sync(1 + me, 256);
@@ -309,6 +320,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_wait(&sh.v_full[prev], ((n - 1) / kStages) & 1);
       take_turn();
       issue_qk(s, sh.q, sh.k[stage], row0);
+      if constexpr (kEarlyRescale) {
+        if (n > 1) rescale<true>(o, alpha);  // (n = 1: the output is still zero)
+      }
       issue_pv(o, p, sh.v[prev]);
       pass_turn(false);
       if constexpr (kSchedule == AttentionSchedule::batched ||
@@ -328,12 +342,15 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
         release_stage<kCluster>(&sh.v_empty[prev]);
       }
-      rescale(o, alpha);
+      if constexpr (!kEarlyRescale) rescale<false>(o, alpha);
       pack_probabilities<kN>(s, p);
     }
     const int last = (tiles - 1) % kStages;
     mbar_wait(&sh.v_full[last], ((tiles - 1) / kStages) & 1);
     take_turn();
+    if constexpr (kEarlyRescale) {
+      if (tiles > 1) rescale<true>(o, alpha);
+    }
     issue_pv(o, p, sh.v[last]);
     pass_turn(true);
     wgmma_wait<0>();
@@ -420,6 +437,9 @@ void launch_schedule(const AttentionArgs& a, AttentionSchedule schedule, cudaStr
     case AttentionSchedule::pingpong_overlapped:
       launch<AttentionSchedule::pingpong_overlapped, kN, kCluster>(a, stream);
       break;
+    case AttentionSchedule::pingpong_early_rescale:
+      launch<AttentionSchedule::pingpong_early_rescale, kN, kCluster>(a, stream);
+      break;
   }
 }
 
@@ -432,6 +452,7 @@ const char* attention_schedule_name(AttentionSchedule schedule) {
     case AttentionSchedule::batched: return "batched";
     case AttentionSchedule::pingpong: return "pingpong";
     case AttentionSchedule::pingpong_overlapped: return "pingpong-overlapped";
+    case AttentionSchedule::pingpong_early_rescale: return "pingpong-early-rescale";
   }
   return "unknown";
 }

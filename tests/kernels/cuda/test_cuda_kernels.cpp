@@ -73,7 +73,9 @@ void test_attention() {
           std::pair{kernels::cuda::AttentionSchedule::pingpong, 128},
           std::pair{kernels::cuda::AttentionSchedule::pingpong, 176},
           std::pair{kernels::cuda::AttentionSchedule::pingpong_overlapped, 128},
-          std::pair{kernels::cuda::AttentionSchedule::pingpong_overlapped, 176}}) {
+          std::pair{kernels::cuda::AttentionSchedule::pingpong_overlapped, 176},
+          std::pair{kernels::cuda::AttentionSchedule::pingpong_early_rescale, 128},
+          std::pair{kernels::cuda::AttentionSchedule::pingpong_early_rescale, 176}}) {
       const int64_t inner = int64_t{heads} * 128;
       // q, k, v interleaved in one (S, 3·inner) buffer, as the fused QKV GEMM writes them.
       at::Tensor qkv = at::randn({rows, 3 * inner}, kBf16).mul_(2.0);
@@ -105,6 +107,13 @@ void test_attention() {
       out.fill_(NAN);
       kernels::cuda::attention_bf16(a, schedule, stream(), key_tile, 2);
       expect(at::equal(first, out), name + " in clusters of 2: bitwise the same");
+      // Moving the rescale and skipping factors of 1 changes no arithmetic.
+      if (schedule == kernels::cuda::AttentionSchedule::pingpong_early_rescale) {
+        out.fill_(NAN);
+        kernels::cuda::attention_bf16(a, kernels::cuda::AttentionSchedule::pingpong_overlapped,
+                                      stream(), key_tile);
+        expect(at::equal(first, out), name + ": bitwise pingpong-overlapped's output");
+      }
     }
   }
   bool refused_cluster = false;
@@ -314,7 +323,8 @@ void test_block(Rounding rounding) {
   for (auto schedule : {kernels::cuda::AttentionSchedule::serial,
                         kernels::cuda::AttentionSchedule::overlapped,
                         kernels::cuda::AttentionSchedule::pingpong,
-                        kernels::cuda::AttentionSchedule::pingpong_overlapped}) {
+                        kernels::cuda::AttentionSchedule::pingpong_overlapped,
+                        kernels::cuda::AttentionSchedule::pingpong_early_rescale}) {
     kernels::cuda::CandidateBlock block({schedule, rounding, false, 176});
     const at::Tensor got = block.forward(cw, f.x, ctx);
     const at::Tensor x = f.x.to(at::kFloat);
