@@ -51,9 +51,10 @@ const char* attention_schedule_name(AttentionSchedule schedule);
 
 // Runs on `stream` with key tiles of `key_tile` rows (128 or 176), in thread-block clusters of
 // `cluster` CTAs (1 or 2; 2: two neighbouring query tiles share every K/V load through TMA
-// multicast). Throws std::invalid_argument for unsupported shapes or alignments and
-// std::runtime_error for CUDA failures. Deterministic: fixed key order, no atomics; the cluster
-// size changes where tiles are loaded from, not the result.
+// multicast; measured slower, docs/benchmarks.md version 11). Throws std::invalid_argument for
+// unsupported shapes or alignments and std::runtime_error for CUDA failures. Deterministic:
+// fixed key order, no atomics; the cluster size changes where tiles are loaded from, not the
+// result.
 void attention_bf16(const AttentionArgs& args, AttentionSchedule schedule, cudaStream_t stream,
                     int key_tile = 128, int cluster = 1);
 
