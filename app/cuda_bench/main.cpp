@@ -38,6 +38,32 @@ namespace {
 using namespace h3p;
 using kernels::cuda::rel_l2;
 
+// The candidate attention rows: schedule, key tile, cluster size, and the name a row and
+// --attention-variant use.
+struct AttentionVariant {
+  kernels::cuda::AttentionSchedule schedule;
+  int key_tile, cluster;
+  const char* name;
+};
+using enum kernels::cuda::AttentionSchedule;
+constexpr AttentionVariant kAttentionVariants[] = {
+    {serial, 176, 1, "serial/176"},
+    {serial, 128, 1, "serial/128"},
+    {pingpong, 176, 1, "pingpong/176"},
+    {pingpong, 176, 2, "pingpong/176 x2"},
+    {pingpong_overlapped, 176, 1, "pingpong-overlapped/176"},
+    {pingpong_overlapped, 176, 2, "pingpong-overlapped/176 x2"},
+    {pingpong_overlapped, 128, 1, "pingpong-overlapped/128"},
+    {pingpong_overlapped, 128, 2, "pingpong-overlapped/128 x2"},
+    {pingpong_early_rescale, 176, 1, "pingpong-early-rescale/176"},
+    {pingpong_early_rescale, 176, 2, "pingpong-early-rescale/176 x2"},
+    {pingpong_poly_exp2, 176, 1, "pingpong-poly-exp2/176"},
+    {pingpong_poly_exp4, 176, 1, "pingpong-poly-exp4/176"},
+    {batched, 176, 1, "batched/176"},
+    {batched, 176, 2, "batched/176 x2"},
+    {overlapped, 176, 1, "overlapped/176"},
+};
+
 // Median milliseconds of `repeats` timed runs after `warmup` untimed ones (CUDA events).
 double median_ms(const std::function<void()>& fn, int repeats, int warmup = 1) {
   for (int i = 0; i < warmup; ++i) fn();
@@ -101,6 +127,7 @@ int main(int argc, char** argv) {
   std::string contract_path;
   int64_t text_tokens = 512;
   int call_repeats = 2;
+  std::vector<std::string> attention_variants;
   app.add_option("--rows", shape.rows, "packed sequence rows")->capture_default_str();
   app.add_option("--heads", shape.heads, "attention heads (x128 channels)")->capture_default_str();
   app.add_option("--hidden", shape.hidden, "hidden width")->capture_default_str();
@@ -110,6 +137,9 @@ int main(int argc, char** argv) {
                  "provider overrides to time and compare (impl-spec overrides)")
       ->capture_default_str();
   app.add_flag("--attention-only", skip_block, "time attention alone");
+  app.add_option("--attention-variant", attention_variants,
+                 "time only these candidate attention rows, e.g. pingpong-overlapped/176 "
+                 "(a profiler then sees one kernel); all when not given");
   app.add_option("--json", json_path, "write the table as JSON");
   app.add_option("--full-call", contract_path,
                  "also time one whole call (50 blocks, released widths) at this contract's "
@@ -119,6 +149,14 @@ int main(int argc, char** argv) {
   app.add_option("--call-repeats", call_repeats, "timed full calls per implementation")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  for (const std::string& v : attention_variants) {
+    if (std::none_of(std::begin(kAttentionVariants), std::end(kAttentionVariants),
+                     [&](const AttentionVariant& a) { return v == a.name; })) {
+      std::cerr << "h3parity-cuda-bench: --attention-variant: unknown variant '" << v
+                << "' (names as in the attention rows, e.g. pingpong-overlapped/176)\n";
+      return 2;
+    }
+  }
   // Growable segments, unless the caller chose: the whole call's 50 blocks of weights, drawn in
   // fp32 and kept in bf16, otherwise strand ~14 GB in half-used segments on an 80 GB card.
   ::setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", 0);
@@ -202,6 +240,10 @@ int main(int argc, char** argv) {
          "pingpong-overlapped/176 x2"},
         {AttentionSchedule::pingpong_early_rescale, Rounding::provider_fused_norm, 176, 1,
          "pingpong-early-rescale/176"},
+        {AttentionSchedule::pingpong_poly_exp2, Rounding::provider_fused_norm, 176, 1,
+         "pingpong-poly-exp2/176"},
+        {AttentionSchedule::pingpong_poly_exp4, Rounding::provider_fused_norm, 176, 1,
+         "pingpong-poly-exp4/176"},
         {AttentionSchedule::pingpong, Rounding::provider_fused_norm, 176, 1, "pingpong/176"},
         {AttentionSchedule::pingpong_overlapped, Rounding::provider_fused_norm, 128, 1,
          "pingpong-overlapped/128"},
@@ -287,21 +329,12 @@ int main(int argc, char** argv) {
     rows.push_back(sdpa);
     const at::Tensor ref_rows = ref.squeeze(0).permute({1, 0, 2}).reshape({s, inner});
     using kernels::cuda::AttentionSchedule;
-    for (auto [schedule, key_tile, cluster, name] :
-         {std::tuple{AttentionSchedule::serial, 176, 1, "serial/176"},
-          std::tuple{AttentionSchedule::serial, 128, 1, "serial/128"},
-          std::tuple{AttentionSchedule::pingpong, 176, 1, "pingpong/176"},
-          std::tuple{AttentionSchedule::pingpong, 176, 2, "pingpong/176 x2"},
-          std::tuple{AttentionSchedule::pingpong_overlapped, 176, 1, "pingpong-overlapped/176"},
-          std::tuple{AttentionSchedule::pingpong_overlapped, 176, 2, "pingpong-overlapped/176 x2"},
-          std::tuple{AttentionSchedule::pingpong_overlapped, 128, 1, "pingpong-overlapped/128"},
-          std::tuple{AttentionSchedule::pingpong_overlapped, 128, 2, "pingpong-overlapped/128 x2"},
-          std::tuple{AttentionSchedule::pingpong_early_rescale, 176, 1, "pingpong-early-rescale/176"},
-          std::tuple{AttentionSchedule::pingpong_early_rescale, 176, 2,
-                     "pingpong-early-rescale/176 x2"},
-          std::tuple{AttentionSchedule::batched, 176, 1, "batched/176"},
-          std::tuple{AttentionSchedule::batched, 176, 2, "batched/176 x2"},
-          std::tuple{AttentionSchedule::overlapped, 176, 1, "overlapped/176"}}) {
+    for (const auto& [schedule, key_tile, cluster, name] : kAttentionVariants) {
+      if (!attention_variants.empty() &&
+          std::find(attention_variants.begin(), attention_variants.end(), name) ==
+              attention_variants.end()) {
+        continue;
+      }
       at::Tensor out = at::empty({s, inner}, f.x.options());
       const auto a = kernels::cuda::fused_qkv_attention(qkv.data_ptr(), out.data_ptr(),
                                                         static_cast<int>(s), static_cast<int>(h));

@@ -36,6 +36,10 @@ enum class AttentionSchedule {
   pingpong_early_rescale,  // pingpong_overlapped with the output rescaled under QKᵀ(n), between
                            // the two issues, and skipped by warps whose factors are all 1
                            // (bitwise the same output)
+  pingpong_poly_exp2,  // pingpong_overlapped with every 2nd 8-key block's exponentials taken
+                       // by a polynomial on the FMA pipe instead of the MUFU unit (relative
+                       // error 4e-6 against MUFU's 2e-7, both far under bf16's 4e-3)
+  pingpong_poly_exp4,  // the same for every 4th block
 };
 
 // What the candidate runs (the fused block, the per-group OpSet and the CUDA plugin): the
@@ -45,8 +49,8 @@ inline constexpr AttentionSchedule kDefaultAttentionSchedule =
 inline constexpr int kDefaultAttentionKeyTile = 176;
 inline constexpr int kDefaultAttentionCluster = 1;
 
-// "serial", "overlapped", "batched", "pingpong", "pingpong-overlapped" or
-// "pingpong-early-rescale".
+// "serial", "overlapped", "batched", "pingpong", "pingpong-overlapped",
+// "pingpong-early-rescale", "pingpong-poly-exp2" or "pingpong-poly-exp4".
 const char* attention_schedule_name(AttentionSchedule schedule);
 
 // Runs on `stream` with key tiles of `key_tile` rows (128 or 176), in thread-block clusters of

@@ -64,9 +64,28 @@ struct RowState {
   float sum[2] = {0.0f, 0.0f};            // this thread's partial row sums
 };
 
+// 2^x for x <= 0 on the FMA and integer pipes, for when the MUFU unit is the bottleneck:
+// x = i + f with i = round(x) (the 1.5·2^23 trick) and f in [-1/2, 1/2], 2^f by a degree-4
+// Chebyshev fit (relative error 4e-6 in fp32), 2^i added to the exponent bits. Arguments
+// under -127 (the -inf of masked keys included) give 0 or a denormal under 1e-38.
+__device__ __forceinline__ float poly_exp2(float x) {
+  constexpr float kRound = 12582912.0f;  // 1.5·2^23: x + kRound rounds x to an integer
+  x = fmaxf(x, -127.0f);
+  const float shifted = x + kRound;
+  const float f = x - (shifted - kRound);
+  float p = 0.00966636836528778f;
+  p = fmaf(p, f, 0.055921975523233414f);
+  p = fmaf(p, f, 0.2402234971523285f);
+  p = fmaf(p, f, 0.6931210160255432f);
+  p = fmaf(p, f, 1.0f);
+  // The low bits of `shifted` hold round(x) in two's complement: shifted up 23, the exponent.
+  return __int_as_float(__float_as_int(p) + (__float_as_int(shifted) << 23));
+}
+
 // Turns the scores of key tile `tile` into probabilities in place, updates the running
-// maximum and sums, and returns the factors that rescale the previous output.
-template <int kN>
+// maximum and sums, and returns the factors that rescale the previous output. With
+// kPolyEvery > 0 every kPolyEvery-th 8-key block's exponentials come from poly_exp2.
+template <int kN, int kPolyEvery = 0>
 __device__ __forceinline__ void online_softmax(float (&s)[kN / 2], RowState& st,
                                                float (&alpha)[2], int tile, int seq_kv,
                                                float scale_log2) {
@@ -100,7 +119,12 @@ __device__ __forceinline__ void online_softmax(float (&s)[kN / 2], RowState& st,
 #pragma unroll
   for (int i = 0; i < kN / 2; ++i) {
     const int r = (i / 2) % 2;
-    s[i] = fast_exp2(fmaf(s[i], scale_log2, neg[r]));
+    const float x = fmaf(s[i], scale_log2, neg[r]);
+    if constexpr (kPolyEvery > 0) {
+      s[i] = (i / 4) % kPolyEvery == kPolyEvery - 1 ? poly_exp2(x) : fast_exp2(x);
+    } else {
+      s[i] = fast_exp2(x);
+    }
     sum[r] += s[i];
   }
 #pragma unroll
@@ -291,9 +315,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     // softmax(n−1)'s factors before PV(n−1) is issued: at the end of step n−1, or with
     // kEarlyRescale between step n's two issues, under QKᵀ(n).
     constexpr bool kEarlyRescale = kSchedule == AttentionSchedule::pingpong_early_rescale;
+    constexpr int kPolyEvery = kSchedule == AttentionSchedule::pingpong_poly_exp2   ? 2
+                               : kSchedule == AttentionSchedule::pingpong_poly_exp4 ? 4
+                                                                                    : 0;
     constexpr bool kPingpong = kSchedule == AttentionSchedule::pingpong ||
                                kSchedule == AttentionSchedule::pingpong_overlapped ||
-                               kEarlyRescale;
+                               kEarlyRescale || kPolyEvery > 0;
     const int me = warpgroup - 1;
     auto take_turn = [&] {
       if constexpr (kPingpong) named_barrier_sync(1 + me, 256);
@@ -312,7 +339,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     pass_turn(tiles == 0);
     wgmma_wait<0>();
     release_stage<kCluster>(&sh.k_empty[0]);
-    online_softmax<kN>(s, state, alpha, 0, seq_kv, scale_log2);
+    online_softmax<kN, kPolyEvery>(s, state, alpha, 0, seq_kv, scale_log2);
     pack_probabilities<kN>(s, p);
     for (int n = 1; n < tiles; ++n) {
       const int stage = n % kStages, prev = (n - 1) % kStages;
@@ -336,7 +363,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       } else {
         wgmma_wait<1>();  // QKᵀ(n) done, PV(n−1) may still run
         release_stage<kCluster>(&sh.k_empty[stage]);
-        online_softmax<kN>(s, state, alpha, n, seq_kv, scale_log2);
+        online_softmax<kN, kPolyEvery>(s, state, alpha, n, seq_kv, scale_log2);
         wgmma_wait<0>();
 #pragma unroll
         for (int i = 0; i < kN / 4; ++i) fence_register(p[i]);
@@ -440,6 +467,12 @@ void launch_schedule(const AttentionArgs& a, AttentionSchedule schedule, cudaStr
     case AttentionSchedule::pingpong_early_rescale:
       launch<AttentionSchedule::pingpong_early_rescale, kN, kCluster>(a, stream);
       break;
+    case AttentionSchedule::pingpong_poly_exp2:
+      launch<AttentionSchedule::pingpong_poly_exp2, kN, kCluster>(a, stream);
+      break;
+    case AttentionSchedule::pingpong_poly_exp4:
+      launch<AttentionSchedule::pingpong_poly_exp4, kN, kCluster>(a, stream);
+      break;
   }
 }
 
@@ -453,6 +486,8 @@ const char* attention_schedule_name(AttentionSchedule schedule) {
     case AttentionSchedule::pingpong: return "pingpong";
     case AttentionSchedule::pingpong_overlapped: return "pingpong-overlapped";
     case AttentionSchedule::pingpong_early_rescale: return "pingpong-early-rescale";
+    case AttentionSchedule::pingpong_poly_exp2: return "pingpong-poly-exp2";
+    case AttentionSchedule::pingpong_poly_exp4: return "pingpong-poly-exp4";
   }
   return "unknown";
 }

@@ -75,7 +75,10 @@ void test_attention() {
           std::pair{kernels::cuda::AttentionSchedule::pingpong_overlapped, 128},
           std::pair{kernels::cuda::AttentionSchedule::pingpong_overlapped, 176},
           std::pair{kernels::cuda::AttentionSchedule::pingpong_early_rescale, 128},
-          std::pair{kernels::cuda::AttentionSchedule::pingpong_early_rescale, 176}}) {
+          std::pair{kernels::cuda::AttentionSchedule::pingpong_early_rescale, 176},
+          std::pair{kernels::cuda::AttentionSchedule::pingpong_poly_exp2, 128},
+          std::pair{kernels::cuda::AttentionSchedule::pingpong_poly_exp2, 176},
+          std::pair{kernels::cuda::AttentionSchedule::pingpong_poly_exp4, 176}}) {
       const int64_t inner = int64_t{heads} * 128;
       // q, k, v interleaved in one (S, 3·inner) buffer, as the fused QKV GEMM writes them.
       at::Tensor qkv = at::randn({rows, 3 * inner}, kBf16).mul_(2.0);
@@ -324,7 +327,8 @@ void test_block(Rounding rounding) {
                         kernels::cuda::AttentionSchedule::overlapped,
                         kernels::cuda::AttentionSchedule::pingpong,
                         kernels::cuda::AttentionSchedule::pingpong_overlapped,
-                        kernels::cuda::AttentionSchedule::pingpong_early_rescale}) {
+                        kernels::cuda::AttentionSchedule::pingpong_early_rescale,
+                        kernels::cuda::AttentionSchedule::pingpong_poly_exp2}) {
     kernels::cuda::CandidateBlock block({schedule, rounding, false, 176});
     const at::Tensor got = block.forward(cw, f.x, ctx);
     const at::Tensor x = f.x.to(at::kFloat);
