@@ -18,8 +18,8 @@ constexpr int kMaxVectors = 4;    // 16-byte vectors per thread: rows up to 8192
 // Eight bf16 values moved as one 16-byte vector.
 struct Vec8 {
   float f[8];
-  __device__ void load(const bf16* p) {
-    const uint4 raw = *reinterpret_cast<const uint4*>(p);
+  __device__ void load(const bf16* p) { unpack(*reinterpret_cast<const uint4*>(p)); }
+  __device__ void unpack(const uint4& raw) {
     const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&raw);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
@@ -214,9 +214,10 @@ __global__ void __launch_bounds__(256)
 }
 
 // The same per row: one block per row, 16 threads per head holding 8 channels each; RoPE
-// partners (c ± rotary/2) are fetched by shuffles, so rotary/2 must be a multiple of 8.
+// partners (c ± rotary/2) are fetched by shuffles, so rotary/2 must be a multiple of 8. Three
+// blocks an SM (80 registers) keep more rows' loads in flight than the two of 108 registers did.
 template <Rounding kMode, bool kNorm, bool kRope>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(256, 3)
     head_norm_rope_rows_kernel(bf16* qkv, int64_t row_stride, int heads, int q_heads,
                                const bf16* q_weight, const bf16* k_weight, float eps,
                                const float* cos, const float* sin, int rotary) {
@@ -226,11 +227,12 @@ __global__ void __launch_bounds__(256)
   const int shift = rotary / 16;                        // partner distance in vectors
   const int c0 = 8 * lane16;                            // first channel this thread holds
   const int vectors = heads * 16;
-  Vec8 w_q, w_k, c8, s8;
+  uint4 w_q{}, w_k{};  // the norm weights, packed until used
   if constexpr (kNorm) {
-    w_q.load(q_weight + c0);
-    w_k.load(k_weight + c0);
+    w_q = *reinterpret_cast<const uint4*>(q_weight + c0);
+    w_k = *reinterpret_cast<const uint4*>(k_weight + c0);
   }
+  Vec8 c8, s8;
   const bool rotated = kRope && c0 < rotary;
   if (rotated) {
 #pragma unroll
@@ -240,14 +242,17 @@ __global__ void __launch_bounds__(256)
       if constexpr (kMode != Rounding::once) c8.f[e] = r16(c8.f[e]), s8.f[e] = r16(s8.f[e]);
     }
   }
-  // All of this thread's vectors are loaded before any is used (memory-level parallelism);
-  // whole warps share a trip count, so the shuffles below see full warps.
+  // All of this thread's vectors are loaded before any is used (memory-level parallelism),
+  // kept packed (4 registers a vector, not 8) so that more blocks fit an SM; whole warps share
+  // a trip count, so the shuffles below see full warps.
   constexpr int kMaxPerThread = 8;  // up to 128 heads (64 q and 64 k)
-  Vec8 xs[kMaxPerThread];
+  uint4 raw[kMaxPerThread];
 #pragma unroll
   for (int i = 0; i < kMaxPerThread; ++i) {
     const int v = threadIdx.x + i * 256;
-    if (v < vectors) xs[i].load(qkv + r * row_stride + int64_t{v} * 8);
+    if (v < vectors) {
+      raw[i] = *reinterpret_cast<const uint4*>(qkv + r * row_stride + int64_t{v} * 8);
+    }
   }
 #pragma unroll
   for (int i = 0; i < kMaxPerThread; ++i) {
@@ -255,7 +260,8 @@ __global__ void __launch_bounds__(256)
     if (v >= vectors) break;
     bf16* p = qkv + r * row_stride + int64_t{v} * 8;
     const bool is_q = v < q_heads * 16;
-    Vec8& x = xs[i];
+    Vec8 x;
+    x.unpack(raw[i]);
     if constexpr (kNorm) {
       float squares = 0.0f;
 #pragma unroll
@@ -263,10 +269,11 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
       for (int o = 8; o > 0; o /= 2) squares += __shfl_xor_sync(0xffffffffu, squares, o);
       const float inv = rsqrtf(squares / 128.0f + eps);
+      Vec8 w;  // chosen word by word: a runtime pick of a whole uint4 goes through the stack
+      w.unpack(make_uint4(is_q ? w_q.x : w_k.x, is_q ? w_q.y : w_k.y, is_q ? w_q.z : w_k.z,
+                          is_q ? w_q.w : w_k.w));
 #pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        x.f[e] = normalise<kMode>(x.f[e], inv, is_q ? w_q.f[e] : w_k.f[e]);
-      }
+      for (int e = 0; e < 8; ++e) x.f[e] = normalise<kMode>(x.f[e], inv, w.f[e]);
     }
     if constexpr (!kRope) {
       x.store(p);
