@@ -79,7 +79,7 @@ __device__ __forceinline__ float poly_exp2(float x) {
   p = fmaf(p, f, 0.6931210160255432f);
   p = fmaf(p, f, 1.0f);
   // The low bits of `shifted` hold round(x) in two's complement: shifted up 23, the exponent.
-  return __int_as_float(__float_as_int(p) + (__float_as_int(shifted) << 23));
+  return __uint_as_float(__float_as_uint(p) + (__float_as_uint(shifted) << 23));
 }
 
 // Turns the scores of key tile `tile` into probabilities in place, updates the running

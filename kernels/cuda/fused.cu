@@ -19,7 +19,7 @@ constexpr int kMaxVectors = 4;    // 16-byte vectors per thread: rows up to 8192
 struct Vec8 {
   float f[8];
   __device__ void load(const bf16* p) { unpack(*reinterpret_cast<const uint4*>(p)); }
-  __device__ void unpack(const uint4& raw) {
+  __device__ void unpack(uint4 raw) {
     const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&raw);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
