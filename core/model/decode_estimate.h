@@ -41,9 +41,16 @@ double measure_cpu_fresh_pass_gbs();
 // Full-size passes over the decoded video assumed by the estimate (see the header comment).
 inline constexpr double kDecodeVideoPasses = 12;
 
+// Rates every CPU exceeds (one slow core; the matmul rate halved for the audio decoder's
+// convolutions, as the estimate does): a decode that takes under kUnmeasuredDecodeSeconds at
+// these is reported by that bound, "at most N s", without the ~0.5 s of measuring this CPU.
+inline constexpr double kFloorCpuGflops = 2.0;
+inline constexpr double kFloorCpuPassGbs = 0.5;
+inline constexpr double kUnmeasuredDecodeSeconds = 10.0;
+
 // One line for the log: the decoders of `model_dir` (vae/, audio_vae/ where present), the
 // latent shapes (audio empty: not decoded), the work, and on a CPU device "about N s|min|h"
-// from the rates above. Reads the configs only.
+// from the rates above, or "at most N s" from the floor rates. Reads the configs only.
 std::string describe_decode(const std::filesystem::path& model_dir,
                             const std::vector<int64_t>& video_latents,
                             const std::vector<int64_t>& audio_latents, const at::Device& device);
