@@ -328,7 +328,6 @@ int main(int argc, char** argv) {
     sdpa.rel_l2 = 0.0;
     rows.push_back(sdpa);
     const at::Tensor ref_rows = ref.squeeze(0).permute({1, 0, 2}).reshape({s, inner});
-    using kernels::cuda::AttentionSchedule;
     for (const auto& [schedule, key_tile, cluster, name] : kAttentionVariants) {
       if (!attention_variants.empty() &&
           std::find(attention_variants.begin(), attention_variants.end(), name) ==
